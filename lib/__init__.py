@@ -1,0 +1,1 @@
+"""Library of the book *Pointwise metrics mislead*: metrics, models, data, plotting, runner."""

@@ -1,0 +1,8 @@
+"""Models of the book: point regressors, mixture density network, spline flow, flow matching,
+and the shared training loop `fit`."""
+
+from .cfm import ConditionalFlowMatching
+from .flow import ConditionalFlow
+from .training import TrainHistory, fit
+
+__all__ = ["ConditionalFlow", "ConditionalFlowMatching", "TrainHistory", "fit"]

@@ -1,0 +1,52 @@
+"""Input checks shared by the conditional generative models (shapes, counts, NaNs)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def as_events(x: torch.Tensor, dim: int, name: str) -> torch.Tensor:
+    """Return `x` shaped ``(n, dim)``; a 1-D `x` is accepted when ``dim == 1``."""
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.ndim == 1 and dim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[1] != dim:
+        raise ValueError(f"{name} must have shape (n, {dim}), got {tuple(x.shape)}")
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 events)")
+    return x
+
+
+def check_pair(x: torch.Tensor, context: torch.Tensor, dim: int, context_dim: int):
+    """Validate ``(x, context)`` of one batch: same number of events, right widths."""
+    x = as_events(x, dim, "x")
+    context = as_events(context, context_dim, "context")
+    if x.shape[0] != context.shape[0]:
+        raise ValueError(f"x has {x.shape[0]} events but context has {context.shape[0]}")
+    return x, context
+
+
+def check_count(value, name: str) -> int:
+    """A positive integer, else ValueError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def hidden_sizes(hidden, name: str = "hidden") -> tuple:
+    """Normalise a width (int: two layers of it) or a sequence of widths."""
+    if isinstance(hidden, int) and not isinstance(hidden, bool):
+        hidden = (hidden, hidden)
+    try:
+        sizes = tuple(hidden)
+    except TypeError:
+        raise ValueError(f"{name} must be an int or a sequence of ints, got {hidden!r}") from None
+    if not sizes or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in sizes):
+        raise ValueError(f"{name} must hold positive integers, got {hidden!r}")
+    return sizes
+
+
+def chunk_events(n: int, m: int, max_points: int = 1 << 18) -> int:
+    """Number of events per chunk so that one chunk draws at most `max_points` samples."""
+    return max(1, max_points // max(m, 1))

@@ -1,0 +1,149 @@
+"""Figures of the evaluation protocol: spectra with ratio panels, CRPS, coverage curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from lib import metrics
+
+__all__ = ["set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure"]
+
+
+def set_theme() -> None:
+    """The book's plotting style (seaborn ticks, colour-blind palette, readable sizes)."""
+    sns.set_theme(context="notebook", style="ticks", palette="colorblind")
+    plt.rcParams.update({"figure.dpi": 90, "savefig.dpi": 110, "axes.titlesize": "medium"})
+
+
+def _label(quantity: str, unit: str | None) -> str:
+    return f"{quantity} [{unit}]" if unit else quantity
+
+
+def spectrum_with_ratio(
+    ax_main,
+    ax_ratio,
+    truth: np.ndarray,
+    reconstructions: Mapping[str, np.ndarray],
+    *,
+    bins: int | np.ndarray = 40,
+    quantity: str = "value",
+    unit: str | None = None,
+    range_quantiles: tuple[float, float] = (0.001, 0.999),
+) -> np.ndarray:
+    """Draw the true marginal and each reconstruction's, with their ratio to the truth below.
+
+    Parameters
+    ----------
+    ax_main, ax_ratio : matplotlib axes (the ratio panel shares x with the main one)
+    truth : 1-D true values
+    reconstructions : {label: 1-D reconstructed values}
+    bins : number of equal-width bins over the truth's central range, or the edges
+    quantity, unit : x-axis label parts, e.g. ``"p_z(nu)"`` and ``"GeV"``
+
+    Returns the bin edges used.
+    """
+    truth = np.asarray(truth, dtype=float)
+    if truth.ndim != 1 or truth.size == 0:
+        raise ValueError(f"truth: expected a non-empty 1-D array, got shape {truth.shape}")
+    if np.ndim(bins) == 0:
+        lo, hi = np.quantile(truth, range_quantiles)
+        edges = np.linspace(lo, hi, int(bins) + 1)
+    else:
+        edges = np.asarray(bins, dtype=float)
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    width = np.diff(edges)
+    t_counts, _ = np.histogram(truth, edges)
+    t_dens = t_counts / (truth.size * width)
+    ax_main.stairs(t_dens, edges, color="black", lw=2, label="truth")
+    palette = sns.color_palette("colorblind", n_colors=max(len(reconstructions), 1))
+    for colour, (name, values) in zip(palette, reconstructions.items()):
+        values = np.asarray(values, dtype=float).ravel()
+        counts, _ = np.histogram(values, edges)
+        dens = counts / (values.size * width)
+        ax_main.stairs(dens, edges, color=colour, lw=1.5, label=name)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(t_dens > 0, dens / t_dens, np.nan)
+        ax_ratio.plot(centres, ratio, drawstyle="steps-mid", color=colour)
+    ax_ratio.axhline(1.0, color="black", lw=1)
+    unit_density = f"1/{unit}" if unit else None
+    ax_main.set_ylabel(_label("density", unit_density))
+    ax_main.legend(fontsize="small", frameon=False)
+    ax_ratio.set_ylabel("ratio to truth")
+    ax_ratio.set_ylim(0.0, 2.0)
+    ax_ratio.set_xlabel(_label(quantity, unit))
+    return edges
+
+
+def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None) -> None:
+    """Empirical vs nominal coverage for each named curve, with the diagonal."""
+    levels = np.asarray(levels, dtype=float)
+    ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="calibrated")
+    for name, cov in curves.items():
+        ax.plot(levels, np.asarray(cov, dtype=float), marker="o", ms=3, label=name)
+    ax.set_xlabel("nominal coverage")
+    ax.set_ylabel("empirical coverage")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize="small", frameon=False)
+    if title:
+        ax.set_title(title)
+
+
+def protocol_figure(
+    name_to_samples: Mapping[str, np.ndarray],
+    truth: np.ndarray,
+    *,
+    dimension: int = 0,
+    quantity: str = "value",
+    unit: str | None = None,
+    levels=metrics.DEFAULT_LEVELS,
+    bins: int = 40,
+    calibration: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+):
+    """One figure of the protocol for a set of models, on one target dimension.
+
+    Panels: the spectrum (one reconstruction per event for samplers, the prediction for point
+    estimators) with its ratio to the truth; the mean CRPS per model; coverage curves (raw for
+    samplers, split-conformal for point estimators given ``calibration`` data).
+
+    Returns the matplotlib figure.
+    """
+    truth = np.asarray(truth, dtype=float)
+    t1 = truth if truth.ndim == 1 else truth[:, dimension]
+    points, crps_rows, curves = {}, [], {}
+    for name, pred in name_to_samples.items():
+        arr = np.asarray(pred, dtype=float)
+        is_samples = arr.ndim == truth.ndim + 1
+        a1 = arr if truth.ndim == 1 else arr[..., dimension]
+        points[name] = a1[:, 0] if is_samples else a1
+        s = a1 if is_samples else a1[:, None]
+        crps_rows.append({"model": name, "CRPS": float(metrics.crps(s, t1).mean())})
+        if is_samples:
+            curves[name] = metrics.coverage_curve(s, t1, levels)
+        elif calibration is not None and name in calibration:
+            cal_p, cal_t = calibration[name]
+            cal_p = np.asarray(cal_p, dtype=float)
+            cal_t = np.asarray(cal_t, dtype=float)
+            if truth.ndim == 2:
+                cal_p, cal_t = cal_p[..., dimension], cal_t[:, dimension]
+            curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
+    fig = plt.figure(figsize=(13, 4.2), layout="constrained")
+    grid = fig.add_gridspec(2, 3, height_ratios=(3, 1))
+    ax_s = fig.add_subplot(grid[0, 0])
+    ax_r = fig.add_subplot(grid[1, 0], sharex=ax_s)
+    spectrum_with_ratio(ax_s, ax_r, t1, points, bins=bins, quantity=quantity, unit=unit)
+    ax_s.tick_params(labelbottom=False)
+    ax_s.set_title("spectrum (one reconstruction per event)")
+    ax_c = fig.add_subplot(grid[:, 1])
+    sns.barplot(data=pd.DataFrame(crps_rows), y="model", x="CRPS", hue="model", legend=False, ax=ax_c)
+    ax_c.set_xlabel(_label("mean CRPS", unit))
+    ax_c.set_ylabel("")
+    ax_c.set_title("per-event accuracy (lower is better)")
+    ax_k = fig.add_subplot(grid[:, 2])
+    coverage_axes(ax_k, levels, curves, title="calibration")
+    return fig
