@@ -99,7 +99,7 @@ class ConditionalFlowMatching(torch.nn.Module):
         m: int,
         steps: int = 32,
         generator: torch.Generator | None = None,
-        method: str = "rk4",
+        method: str = "midpoint",
     ) -> torch.Tensor:
         """Draw `m` samples per event by integrating the ODE, shape ``(n, m, dim)``.
 
