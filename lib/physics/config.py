@@ -52,6 +52,11 @@ class DetectorConfig:
         (muon and electron ``MomentumSmearing`` of ``delphes_card_ATLAS.tcl``).
     lepton_eta_edges : tuple of float
         Upper |eta| edges of the lepton regions (0.5, 1.5, 2.5).
+    ecal_constant, ecal_stochastic : float
+        ECal sigma(E) = sqrt((c E)^2 + s^2 E) for |eta| <= 3.2 (``delphes_card_ATLAS.tcl``).
+        An electron's energy is the inverse-variance combination of its track (the
+        ``electron_*`` formula) and this ECal measurement, as the Delphes calorimeter combines a
+        track with its calorimeter deposit.
     lepton_min_pt, lepton_max_abs_eta : float
         Lepton selection (GeV, |eta|).
     btag_b, btag_c, btag_light : tuple of float
@@ -88,6 +93,8 @@ class DetectorConfig:
     muon_slope: tuple = (1.0e-4, 1.5e-4, 3.5e-4)
     electron_constant: tuple = (0.03, 0.05, 0.15)
     electron_slope: tuple = (1.3e-3, 1.7e-3, 3.1e-3)
+    ecal_constant: float = 0.0017
+    ecal_stochastic: float = 0.101
     lepton_min_pt: float = 25.0
     lepton_max_abs_eta: float = 2.5
     btag_b: tuple = (1.364, 0.00237, 0.11063)
