@@ -1,0 +1,159 @@
+"""Shapes, normalisation, seeding and context gradients of the chapter-2 models."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lib.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
+
+N, M = 7, 5
+
+
+def make(kind, dim, context_dim=3):
+    torch.manual_seed(0)
+    if kind == "flow":
+        return ConditionalFlow(dim, context_dim, transforms=2, hidden=16, bins=6)
+    if kind == "mdn":
+        return MixtureDensityNetwork(dim, context_dim, components=3, hidden=(16,))
+    return ConditionalFlowMatching(dim, context_dim, hidden=16, layers=2)
+
+
+@pytest.mark.parametrize("kind", ["flow", "mdn", "cfm"])
+@pytest.mark.parametrize("dim", [1, 3])
+def test_sample_shapes_and_seeding(kind, dim):
+    model = make(kind, dim)
+    context = torch.randn(N, 3)
+    s1 = model.sample(context, M, generator=torch.Generator().manual_seed(1))
+    s2 = model.sample(context, M, generator=torch.Generator().manual_seed(1))
+    s3 = model.sample(context, M, generator=torch.Generator().manual_seed(2))
+    assert s1.shape == (N, M, dim)
+    assert torch.isfinite(s1).all()
+    assert torch.equal(s1, s2) and not torch.equal(s1, s3)
+    assert not s1.requires_grad
+
+
+@pytest.mark.parametrize("kind", ["flow", "mdn"])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_log_prob_shape_and_1d_input(kind, dim):
+    model = make(kind, dim)
+    x, context = torch.randn(N, dim), torch.randn(N, 3)
+    lp = model.log_prob(x, context)
+    assert lp.shape == (N,) and torch.isfinite(lp).all()
+    if dim == 1:
+        torch.testing.assert_close(model.log_prob(x[:, 0], context), lp)
+    assert model.loss(x, context).shape == ()
+
+
+@pytest.mark.parametrize("kind", ["flow", "mdn"])
+def test_density_integrates_to_one_and_matches_its_samples(kind):
+    model = make(kind, 1, context_dim=2)
+    context = torch.tensor([[0.3, -1.2]])
+    grid = torch.linspace(-12, 12, 24001)[:, None]
+    with torch.no_grad():
+        dens = model.log_prob(grid, context.expand(grid.shape[0], 2)).exp()
+    step = float(grid[1] - grid[0])
+    assert float(dens.sum() * step) == pytest.approx(1.0, abs=2e-3)
+    mean = float((grid[:, 0] * dens).sum() * step)
+    sd = math.sqrt(float(((grid[:, 0] - mean) ** 2 * dens).sum() * step))
+    s = model.sample(context, 40_000, generator=torch.Generator().manual_seed(0))[0, :, 0]
+    assert float(s.mean()) == pytest.approx(mean, abs=5 * sd / math.sqrt(40_000))
+    assert float(s.std()) == pytest.approx(sd, rel=0.03)
+
+
+def test_mdn_mean_is_the_mixture_mean():
+    model = make("mdn", 2)
+    context = torch.randn(N, 3)
+    s = model.sample(context, 20_000, generator=torch.Generator().manual_seed(0))
+    log_w, mu, log_s = model.parameters_of(context)
+    sd = torch.sqrt(((log_w.exp()[:, :, None]) * (mu**2 + (2 * log_s).exp())).sum(1) - model.mean(context) ** 2)
+    assert torch.all((s.mean(1) - model.mean(context)).abs() < 5 * sd / math.sqrt(20_000))
+
+
+@pytest.mark.parametrize("kind", ["flow", "mdn", "cfm"])
+def test_gradients_flow_into_the_context(kind):
+    model = make(kind, 2)
+    context = torch.randn(N, 3, requires_grad=True)
+    model.loss(torch.randn(N, 2), context).backward()
+    assert context.grad is not None and float(context.grad.abs().sum()) > 0
+    assert all(p.grad is not None for p in model.parameters())
+
+
+class ConstantField(ConditionalFlowMatching):
+    """v(x, t | c) = c: every ODE solver maps x0 to x0 + c exactly."""
+
+    def velocity(self, x, t, context):
+        return context.expand_as(x)
+
+
+class LinearField(ConditionalFlowMatching):
+    """v(x, t | c) = x: the exact flow maps x0 to e * x0."""
+
+    def velocity(self, x, t, context):
+        return x
+
+
+@pytest.mark.parametrize("method", ["euler", "midpoint", "rk4"])
+def test_cfm_ode_solvers(method):
+    context = torch.tensor([[0.5, -1.0], [2.0, 0.0]], dtype=torch.float64)
+    const = ConstantField(2, 2).double()
+    noise = torch.randn((2, 4, 2), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    out = const.sample(context, 4, steps=3, generator=torch.Generator().manual_seed(3), method=method)
+    torch.testing.assert_close(out, noise + context[:, None, :])
+    linear = LinearField(2, 2).double()
+    out = linear.sample(context, 4, steps=20, generator=torch.Generator().manual_seed(3), method=method)
+    order = {"euler": 1, "midpoint": 2, "rk4": 4}[method]
+    exact = noise * math.e
+    assert float((out - exact).abs().max()) < 3 * (1 / 20) ** order * float(exact.abs().max())
+
+
+def test_cfm_learns_a_conditional_gaussian():
+    g = torch.Generator().manual_seed(0)
+    c = torch.rand(3000, 1, generator=g) * 4 - 2
+    x = c + 0.3 * torch.randn(3000, 1, generator=g)
+    torch.manual_seed(0)
+    model = ConditionalFlowMatching(1, 1, hidden=32, layers=2)
+    fit(model, lambda m, b: m.loss(*b), (x[:2500], c[:2500]), (x[2500:], c[2500:]), epochs=10,
+        batch_size=100, lr=5e-3, disable=True)
+    test_c = torch.tensor([[-1.5], [0.0], [1.5]])
+    s = model.sample(test_c, 2000, steps=16, generator=torch.Generator().manual_seed(1))[:, :, 0]
+    np.testing.assert_allclose(s.mean(1).numpy(), test_c[:, 0].numpy(), atol=0.1)
+    np.testing.assert_allclose(s.std(1).numpy(), 0.3, atol=0.08)
+
+
+@pytest.mark.parametrize("criterion, target", [("mse", "mean"), ("mae", "median")])
+def test_point_regressor_learns_mean_or_median(criterion, target):
+    # skewed noise: mean 1 + c, median log(2) + c for an Exp(1) shift
+    g = torch.Generator().manual_seed(0)
+    c = torch.rand(3000, 1, generator=g)
+    x = c + torch.empty(3000, 1).exponential_(1.0, generator=g)
+    torch.manual_seed(0)
+    model = PointRegressor(1, 1, hidden=(16,), criterion=criterion)
+    fit(model, lambda m, b: m.loss(*b), (x[:2500], c[:2500]), (x[2500:], c[2500:]), epochs=12,
+        batch_size=250, lr=3e-2, disable=True)
+    pred = model.predict(torch.tensor([[0.5]]))
+    assert pred.shape == (1, 1)
+    expected = 0.5 + (1.0 if target == "mean" else math.log(2))
+    assert float(pred) == pytest.approx(expected, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: ConditionalFlow(0, 2), "dim"),
+        (lambda: ConditionalFlow(1, 0), "context_dim"),
+        (lambda: ConditionalFlow(1, 2, hidden=(0,)), "hidden"),
+        (lambda: ConditionalFlowMatching(1, 2, layers=0), "layers"),
+        (lambda: MixtureDensityNetwork(1, 2, components=0), "components"),
+        (lambda: PointRegressor(1, 2, criterion="huber"), "criterion"),
+        (lambda: make("flow", 2).log_prob(torch.randn(4, 3), torch.randn(4, 3)), "x must have shape"),
+        (lambda: make("flow", 2).log_prob(torch.randn(4, 2), torch.randn(5, 3)), "x has 4 events"),
+        (lambda: make("mdn", 2).sample(torch.randn(4, 2), 3), "context must have shape"),
+        (lambda: make("cfm", 2).sample(torch.randn(4, 3), 0), "m must"),
+        (lambda: make("cfm", 2).sample(torch.randn(4, 3), 2, method="heun"), "method"),
+    ],
+)
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,0 +1,132 @@
+"""Tests of the shared training loop `lib.models.training.fit`."""
+
+import math
+
+import pytest
+import torch
+
+from lib.models.training import fit
+
+
+class Scalar(torch.nn.Module):
+    """One trainable number w; the loss is mean (w - y)^2."""
+
+    def __init__(self, start=0.0):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor(float(start)))
+
+
+def squared(model, batch):
+    return ((model.w - batch[0]) ** 2).mean()
+
+
+def regression_data(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 3, generator=g)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.1 * torch.randn(n, 1, generator=g)
+    return x, y
+
+
+def linear_loss(model, batch):
+    x, y = batch
+    return ((model(x) - y) ** 2).mean()
+
+
+def test_early_stopping_restores_the_best_weights():
+    # training pulls w to +1 while the validation data sit at -1: the validation loss is
+    # lowest after the first epoch and rises afterwards
+    model = Scalar(start=-1.0)
+    train = (torch.ones(64),)
+    val = (-torch.ones(16),)
+    hist = fit(model, squared, train, val, epochs=100, batch_size=8, lr=0.05, patience=3, disable=True)
+    assert hist.stop_reason == "patience"
+    assert hist.epochs == hist.best_epoch + 4
+    assert hist.best_epoch == 0
+    assert all(b > a for a, b in zip(hist.val_loss, hist.val_loss[1:]))
+    assert float((model.w.detach() + 1.0) ** 2) == pytest.approx(hist.val_loss[0], rel=1e-5)
+    assert hist.best_val_loss == hist.val_loss[0] and hist.seconds > 0
+
+
+def test_converges_and_runs_all_epochs_while_improving():
+    x, y = regression_data(512, seed=0)
+    xv, yv = regression_data(128, seed=1)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    hist = fit(model, linear_loss, (x, y), (xv, yv), epochs=40, batch_size=32, lr=0.05, disable=True)
+    assert hist.val_loss[-1] < 0.05 * hist.val_loss[0]
+    assert hist.val_loss[hist.best_epoch] == min(hist.val_loss)
+    assert len(hist.train_loss) == len(hist.val_loss) == len(hist.lr) == hist.epochs
+
+
+def test_nan_loss_raises_floating_point_error_naming_the_epoch():
+    model = Scalar()
+
+    def exploding(model, batch):
+        return squared(model, batch) * (math.nan if model.training and exploding.calls >= 5 else 1.0)
+
+    exploding.calls = 0
+
+    def counting(model, batch):
+        exploding.calls += 1
+        return exploding(model, batch)
+
+    with pytest.raises(FloatingPointError, match=r"epoch 1"):
+        fit(model, counting, (torch.ones(16),), (torch.ones(4),), epochs=5, batch_size=4, lr=0.1, disable=True)
+
+
+def test_nan_validation_loss_raises():
+    model = Scalar()
+
+    def bad_val(model, batch):
+        return squared(model, batch) + (0.0 if model.training else math.inf)
+
+    with pytest.raises(FloatingPointError, match="validation loss .* epoch 0"):
+        fit(model, bad_val, (torch.ones(8),), (torch.ones(4),), epochs=3, batch_size=4, lr=0.1, disable=True)
+
+
+def _train_once(seed):
+    x, y = regression_data(256, seed=0)
+    xv, yv = regression_data(64, seed=1)
+    torch.manual_seed(123)  # same initial weights each time
+    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Dropout(0.2), torch.nn.Linear(8, 1))
+    hist = fit(model, linear_loss, (x, y), (xv, yv), epochs=4, batch_size=16, lr=0.01, seed=seed, disable=True)
+    return hist, torch.cat([p.detach().ravel() for p in model.parameters()])
+
+
+def test_same_seed_same_result_other_seed_other_result():
+    h1, w1 = _train_once(seed=5)
+    h2, w2 = _train_once(seed=5)
+    h3, w3 = _train_once(seed=6)
+    assert h1.train_loss == h2.train_loss and h1.val_loss == h2.val_loss
+    assert torch.equal(w1, w2)
+    assert not torch.equal(w1, w3)
+
+
+def test_learning_rate_decays_on_plateau():
+    model = Scalar(start=-1.0)
+    hist = fit(model, squared, (torch.ones(8),), (-torch.ones(4),), epochs=20, batch_size=8, lr=0.01,
+               patience=6, lr_decay_patience=2, lr_decay_factor=0.5, disable=True)
+    assert hist.lr[0] == 0.01 and min(hist.lr) == pytest.approx(0.01 * 0.5**2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(train=(torch.ones(4), torch.ones(3))), "train\\[1\\] has 3 events"),
+        (dict(val=(torch.ones(0),)), "val is empty"),
+        (dict(train=(torch.tensor([1.0, math.nan]),)), "train\\[0\\] contains NaN"),
+        (dict(val=(torch.ones(2), torch.ones(2))), "train has 1 tensors but val has 2"),
+        (dict(epochs=0), "epochs"),
+        (dict(batch_size=2.5), "batch_size"),
+        (dict(lr=-1.0), "lr"),
+        (dict(patience=0), "patience"),
+        (dict(max_seconds=0), "max_seconds"),
+        (dict(loss_fn=None), "loss_fn"),
+    ],
+)
+def test_bad_arguments_raise_value_error(kwargs, match):
+    args = dict(model=Scalar(), loss_fn=squared, train=(torch.ones(4),), val=(torch.ones(2),),
+                epochs=2, batch_size=2, lr=0.1, disable=True)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        fit(**args)
