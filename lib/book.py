@@ -206,7 +206,7 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     record_file = results_dir / f".{stem}.records.json"
     record_file.unlink(missing_ok=True)
     out_nb = out_dir / f"{stem}.ipynb"
-    tmp_nb = out_dir / f".{stem}.ipynb.tmp"
+    tmp_nb = out_dir / f".{stem}.tmp.ipynb"
     old_env = os.environ.get(RECORD_FILE_ENV)
     os.environ[RECORD_FILE_ENV] = str(record_file)
     start = time.perf_counter()
@@ -222,6 +222,7 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
         )
     except BaseException:
         tmp_nb.unlink(missing_ok=True)
+        record_file.unlink(missing_ok=True)
         raise
     finally:
         if old_env is None:
@@ -256,10 +257,11 @@ def make_reference(source: Path, timeout: int = 1800) -> Path:
     nb = jupytext.read(source)
     NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}).execute()
     out = source.with_suffix(".ipynb")
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.ipynb")
     os.close(fd)
     try:
         jupytext.write(nb, tmp, fmt="ipynb")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     finally:
         Path(tmp).unlink(missing_ok=True)

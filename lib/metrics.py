@@ -255,7 +255,10 @@ def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=
     pred +- q_a; for samples the score is |2 PIT - 1| and the interval is the central
     sample-quantile interval of level q_a (width measured in the target's units). q_a is the
     ceil((n_cal + 1) a)-th smallest calibration score, which guarantees coverage >= a on
-    exchangeable data.
+    exchangeable data. With samples, a truth outside the range of all m samples scores the
+    maximum 1; when more than a fraction 1 - a of calibration events do so (a strongly
+    over-confident sampler or too few samples), q_a = 1 and the interval is the whole sample
+    range: increase m or use a point score.
     """
     lv = _levels(levels)
     cal_score, cal_is_samples, one_d = _conformal_scores(cal_pred, cal_truth, ("cal_pred", "cal_truth"))

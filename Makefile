@@ -1,0 +1,45 @@
+# Two entry points on a fresh machine:
+#   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise), build _build/html
+#   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+MATHJAX := vendor/mathjax/tex-mml-chtml.js
+MATHJAX_VERSION := 3.2.2
+
+.PHONY: book test setup html clean chromium
+
+setup: $(STAMP) $(MATHJAX)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+# MathJax is served from the book itself so that math typesets without network.
+$(MATHJAX):
+	rm -rf vendor/mathjax vendor/package && mkdir -p vendor
+	cd vendor && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && tar xzf mathjax-$(MATHJAX_VERSION).tgz \
+	  && mv package/es5 mathjax && rm -rf package mathjax-$(MATHJAX_VERSION).tgz
+	test -f $(MATHJAX)
+
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+book: setup
+	$(PY) -m lib.book run --profile auto
+	$(MAKE) html
+
+html: setup
+	rm -rf _build/html _build/.doctrees
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+test: setup chromium
+	$(PY) -m pytest tests chapters --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	  --nbval-cell-timeout=900 -p no:cacheprovider -o console_output_style=classic --durations=15
+
+clean:
+	rm -rf _build book/*.ipynb book/results

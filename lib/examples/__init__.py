@@ -1,0 +1,1 @@
+"""Small problems with exactly known posteriors, used by chapter 1 to check its claims."""

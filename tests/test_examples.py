@@ -1,0 +1,62 @@
+"""The exactly solvable problems of chapter 1."""
+
+import numpy as np
+import pytest
+
+from lib.examples.discrete_posterior import DiscreteProblem, random_problems
+from lib.examples.gaussian_linear import GaussianLinear, gaussian_crps
+from lib.examples.regressors import fit_binned_mean, fit_polynomial
+
+
+def test_gaussian_linear_total_variance_terms():
+    p = GaussianLinear(noise=0.5)
+    assert p.posterior_var + p.spectrum_var == pytest.approx(1.0)
+    z, x = p.sample(200_000, seed=1)
+    assert np.var(p.posterior_mean(x)) == pytest.approx(p.spectrum_var, rel=0.02)
+    resid = z - p.posterior_mean(x)
+    assert np.var(resid) == pytest.approx(p.posterior_var, rel=0.02)
+    with pytest.raises(ValueError, match="noise"):
+        GaussianLinear(noise=0.0)
+
+
+def test_gaussian_crps_closed_form_against_numeric_integral():
+    from scipy import integrate, stats
+
+    mu, sigma, y = 0.3, 1.7, -0.4
+    numeric, _ = integrate.quad(lambda t: (stats.norm.cdf(t, mu, sigma) - (t >= y)) ** 2, -30, 30, points=[y])
+    assert gaussian_crps(mu, sigma, y) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_discrete_counterexample_median_widens_the_spectrum():
+    p = DiscreteProblem(np.array([-1.0, 0.0, 1.0]), np.array([0.5, 0.5]), np.array([[0.55, 0.35, 0.10], [0.10, 0.35, 0.55]]))
+    np.testing.assert_allclose(p.posterior_mean(), [-0.45, 0.45])
+    np.testing.assert_array_equal(p.posterior_median(), [-1.0, 1.0])
+    assert p.median_is_unique().all()
+    assert p.var_z() == pytest.approx(0.65)
+    assert p.expected_posterior_var() + p.spectrum_var(p.posterior_mean()) == pytest.approx(p.var_z())
+    assert p.spectrum_var(p.posterior_median()) == pytest.approx(1.0)
+
+
+def test_discrete_sampler_matches_the_table():
+    p = random_problems(1, seed=3)[0]
+    xi, z = p.sample(200_000, seed=4)
+    for j in range(2):
+        freq = [np.mean(z[xi == j] == v) for v in p.z_values]
+        np.testing.assert_allclose(freq, p.p_z_given_x[j], atol=0.01)
+
+
+def test_discrete_problem_validates():
+    with pytest.raises(ValueError, match="p_z_given_x"):
+        DiscreteProblem(np.array([0.0, 1.0]), np.array([1.0]), np.array([[0.5, 0.6]]))
+    with pytest.raises(ValueError, match="z_values"):
+        DiscreteProblem(np.array([1.0, 0.0]), np.array([1.0]), np.array([[0.5, 0.5]]))
+
+
+def test_regressors_recover_the_conditional_mean():
+    p = GaussianLinear(noise=0.5)
+    z, x = p.sample(50_000, seed=5)
+    grid = np.linspace(-1.5, 1.5, 7)
+    for fit in (fit_polynomial(x, z, 3), fit_binned_mean(x, z)):
+        np.testing.assert_allclose(fit(grid), p.posterior_mean(grid), atol=0.05)
+    with pytest.raises(ValueError, match="x and z"):
+        fit_polynomial(np.zeros(3), np.zeros(4))
