@@ -1,0 +1,40 @@
+"""The protocol figures draw what they claim, with labelled axes."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from lib import plotting
+
+
+def test_protocol_figure_panels_and_labels():
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=(400, 2))
+    fig = plotting.protocol_figure(
+        {"sampler": rng.normal(size=(400, 30, 2)), "zero": np.zeros((400, 2))},
+        truth,
+        dimension=1,
+        quantity="p_z",
+        unit="GeV",
+        calibration={"zero": (np.zeros((300, 2)), rng.normal(size=(300, 2)))},
+    )
+    axes = fig.get_axes()
+    assert len(axes) == 4
+    labels = [(ax.get_xlabel(), ax.get_ylabel()) for ax in axes]
+    assert any(y == "density [1/GeV]" for _, y in labels)
+    assert any(x == "p_z [GeV]" for x, _ in labels)
+    assert any(x == "mean CRPS [GeV]" for x, _ in labels)
+    coverage_ax = axes[-1]
+    names = [t.get_text() for t in coverage_ax.get_legend().get_texts()]
+    assert names == ["calibrated", "sampler", "zero (conformal)"]
+    plt.close(fig)
+
+
+def test_spectrum_with_ratio_rejects_empty_truth():
+    fig, (a, b) = plt.subplots(2)
+    with pytest.raises(ValueError, match="truth"):
+        plotting.spectrum_with_ratio(a, b, np.array([]), {})
+    plt.close(fig)
