@@ -120,8 +120,9 @@ class GenerationConfig:
         ``"full"``: ISR/FSR, MPI, hadronisation and hadron decays (~170 events/s/core);
         ``"parton"``: hard process and resonance decays only (for tests, ~30k events/s/core).
     include_taus : bool
-        Also let W -> tau nu (taus stay undecayed in ``shower``/``parton`` mode, where there are
-        no hadron-level decays, so such events fail the e/mu lepton selection).
+        Also let W -> tau nu. Taus then decay (in ``shower`` mode decays are switched on, with
+        hadronisation still off); the detector lepton is the e/mu of a leptonic tau decay, and
+        events with a hadronic tau fail the selection. Not available in ``parton`` mode.
     top_mass : float
         GeV, Pythia ``6:m0`` (its 8.317 default is 173.0; 172.5 is the LHC reference value).
     chunk_events : int

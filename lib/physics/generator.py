@@ -36,9 +36,7 @@ _MODE_SETTINGS = {
         "Check:event = off",
         "HadronLevel:all = off",
     ],
-    # Hadronisation off, but decays on so that taus (if any) decay; without hadrons the
-    # decay step costs nothing else.
-    "shower": ["PartonLevel:MPI = off", "HadronLevel:Hadronize = off"],
+    "shower": ["PartonLevel:MPI = off", "HadronLevel:all = off"],
     "full": [],
 }
 
@@ -55,6 +53,9 @@ def pythia_settings(config: GenerationConfig, pythia_seed: int) -> list[str]:
     ]
     if config.include_taus and config.mode == "parton":
         raise ValueError("include_taus needs tau decays: use mode 'shower' or 'full'")
+    if config.include_taus and config.mode == "shower":
+        # Hadronisation stays off, decays (of the taus; there are no hadrons) on.
+        return lines + ["PartonLevel:MPI = off", "HadronLevel:Hadronize = off"]
     return lines + _MODE_SETTINGS[config.mode]
 
 
