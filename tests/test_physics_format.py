@@ -1,0 +1,120 @@
+"""Event-file schema: the reader on a file in the published nu2flows layout, and bad files."""
+
+import h5py
+import numpy as np
+import pytest
+
+from lib.physics import ttbar
+from lib.physics.event_file import content_hash, schema_arrays, stored_hash_matches, write_atomic
+
+J = 4
+
+
+def _struct(fields, shape):
+    return np.zeros(shape, dtype=[(f, "<f4") for f in fields])
+
+
+def _published_layout(path, n=3, drop=None, lepton_shape=None):
+    """A small file in the layout of the published nu2flows data (zenodo 8113516)."""
+    rng = np.random.default_rng(0)
+    met = _struct(("MET", "phi"), (n,))
+    met["MET"], met["phi"] = [30.0, 40.0, 50.0][:n], [0.0, np.pi / 2, -np.pi / 2][:n]
+    lep = _struct(("pt", "eta", "phi", "energy", "charge", "type"), lepton_shape or (n, 2))
+    lep["pt"], lep["eta"], lep["phi"] = 40.0, 0.5, 1.0
+    lep["energy"] = 40.0 * np.cosh(0.5)
+    lep["charge"][..., 0], lep["charge"][..., 1] = -1, 1  # nu2flows files: l- may come first
+    lep["pt"][..., 1] = 60.0
+    lep["type"][..., 0] = 1
+    jets = _struct(("pt", "eta", "phi", "energy", "is_tagged"), (n, J))
+    jets["pt"][:, :2], jets["eta"][:, :2], jets["energy"][:, :2], jets["is_tagged"][:, 0] = 50.0, 0.0, 50.0, 1
+    nus = _struct(("PDGID", "pt", "eta", "phi", "mass"), (n, 2))
+    nus["PDGID"][:, 0], nus["PDGID"][:, 1] = 12, -12
+    nus["pt"], nus["eta"], nus["phi"] = rng.uniform(20, 80, (n, 2)), rng.normal(size=(n, 2)), 0.3
+    with h5py.File(path, "w") as f:
+        g = f.create_group("delphes")
+        for name, arr in (("MET", met), ("leptons", lep), ("jets", jets), ("neutrinos", nus)):
+            if name != drop:
+                g.create_dataset(name, data=arr)
+        g.create_dataset("njets", data=np.full(n, 2))
+        g.create_dataset("nbjets", data=np.full(n, 1))
+        g.create_dataset("jets_indices", data=np.tile([0, 1, -1, -1], (n, 1)))
+    return nus
+
+
+def test_reads_published_layout(tmp_path):
+    path = tmp_path / "test.h5"
+    nus = _published_layout(path)
+    ev = ttbar.read_events(path)
+    assert ev["lep_pt"].shape == (3, 2) and ev["jet_pt"].shape == (3, J)
+    # l+ first whatever the stored order: the 60 GeV lepton was stored second with charge +1.
+    np.testing.assert_array_equal(ev["lep_charge"][:, 0], 1)
+    np.testing.assert_allclose(ev["lep_pt"][:, 0], 60.0)
+    np.testing.assert_array_equal(ev["lep_flavour"][:, 1], 1)
+    np.testing.assert_array_equal(ev["jet_mask"], np.tile([True, True, False, False], (3, 1)))
+    np.testing.assert_allclose(ev["met"], [[30, 0], [0, 40], [0, -50]], atol=1e-5)
+    expected = np.stack([nus["pt"] * np.cos(0.3), nus["pt"] * np.sin(0.3), nus["pt"] * np.sinh(nus["eta"])], -1)
+    np.testing.assert_allclose(ev["neutrino_momenta"], expected, rtol=1e-5)
+    np.testing.assert_array_equal(ev["jet_truth_index"][0], [0, 1, -1, -1])
+    assert ev["n_generated"] == -1 and "top_p4" not in ev
+
+
+@pytest.mark.parametrize("drop", ["MET", "leptons", "jets", "neutrinos"])
+def test_missing_dataset_raises(tmp_path, drop):
+    path = tmp_path / "bad.h5"
+    _published_layout(path, drop=drop)
+    with pytest.raises(ValueError, match=drop):
+        ttbar.read_events(path)
+
+
+def test_wrong_shape_and_fields_raise(tmp_path):
+    path = tmp_path / "shape.h5"
+    _published_layout(path, lepton_shape=(3, 3))
+    with pytest.raises(ValueError, match="leptons"):
+        ttbar.read_events(path)
+    with h5py.File(tmp_path / "fields.h5", "w") as f:
+        g = f.create_group("delphes")
+        g.create_dataset("MET", data=np.zeros(3, dtype=[("MET", "<f4")]))
+    with pytest.raises(ValueError, match="phi"):
+        ttbar.read_events(tmp_path / "fields.h5")
+
+
+def test_not_an_event_file_raises(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("not hdf5")
+    with pytest.raises(ValueError, match="HDF5"):
+        ttbar.read_events(text)
+    with pytest.raises(ValueError):
+        ttbar.read_events(tmp_path / "missing.h5")
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f.create_dataset("x", data=np.arange(3))
+    with pytest.raises(ValueError, match="delphes"):
+        ttbar.read_events(tmp_path / "other.h5")
+
+
+def _our_events(n=2, j=3):
+    lep = np.array([[[30.0, 0, 10, 31.7], [-20, 5, 0, 20.7]]] * n)
+    jets = np.zeros((n, j, 4))
+    jets[:, 0] = [40, 0, 0, 41]
+    mask = np.zeros((n, j), dtype=bool)
+    mask[:, 0] = True
+    p4 = np.tile(np.array([10.0, 0, 0, 11]), (n, 2, 1))
+    return {"lep_p4": lep, "lep_flavour": np.zeros((n, 2), int), "jet_p4": jets, "jet_mask": mask,
+            "jet_btag": mask.copy(), "jet_flavour": np.where(mask, 5, 0), "jet_truth_index": np.where(mask, 0, -1),
+            "n_jets": mask.sum(1), "n_bjets": mask.sum(1), "met": np.array([[5.0, 1.0]] * n),
+            "top_p4": p4, "w_p4": p4, "b_p4": p4, "lep_born_p4": lep, "lep_final_p4": lep,
+            "nu_p4": np.array([[[3.0, 4, 12, 13], [1, 0, 0, 1]]] * n), "lep_born_pdgid": np.tile([-11, 11], (n, 1)),
+            "lep_final_pdgid": np.tile([-11, 11], (n, 1)), "nu_pdgid": np.tile([12, -12], (n, 1))}
+
+
+def test_our_layout_roundtrip_and_hash(tmp_path):
+    events = _our_events()
+    arrays = schema_arrays(events)
+    path = write_atomic(tmp_path / "ours.h5", arrays, {"format": "pointwise-ttbar", "n_generated": 7})
+    assert stored_hash_matches(path)
+    ev = ttbar.read_events(path)
+    np.testing.assert_allclose(ev["lep_p4"], events["lep_p4"], rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(ev["neutrino_momenta"], events["nu_p4"][..., :3])
+    np.testing.assert_array_equal(ev["nu_pdgid"], events["nu_pdgid"])
+    np.testing.assert_allclose(ev["jet_p4"][:, 0], events["jet_p4"][:, 0], rtol=1e-5)
+    assert ev["n_generated"] == 7
+    assert content_hash(arrays) != content_hash({**arrays, "delphes/njets": arrays["delphes/njets"] + 1})

@@ -1,0 +1,224 @@
+"""Generation of dileptonic ttbar events: truth sanity, detector, caching, reproducibility."""
+
+import dataclasses
+import hashlib
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from lib.physics import chunks, detector, ttbar
+from lib.physics import fourvectors as fv
+from lib.physics.config import DetectorConfig, GenerationConfig
+from lib.physics.event_file import read_attrs, stored_hash_matches, write_atomic
+
+
+def _sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def shower_file(tmp_path_factory):
+    start = time.perf_counter()
+    path = ttbar.load_or_generate(800, seed=3, mode="shower", cache_dir=tmp_path_factory.mktemp("c"),
+                                  progress=False)
+    return path, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def shower_events(shower_file):
+    return ttbar.read_events(shower_file[0])
+
+
+def test_few_hundred_events_take_seconds(shower_file):
+    path, seconds = shower_file
+    assert seconds < 20.0
+    attrs = read_attrs(path)
+    assert attrs["n_generated"] == 800
+    assert attrs["n_truth_failed"] == 0
+    assert stored_hash_matches(path)
+
+
+def test_truth_masses_and_one_object_of_each(shower_events):
+    ev = shower_events
+    n = len(ev["met"])
+    assert 0.25 * 800 < n < 0.55 * 800  # selection efficiency ~0.39 in the feasibility notes
+    top_m = fv.mass(ev["top_p4"])
+    w_m = fv.mass(ev["w_p4"])
+    assert np.median(top_m) == pytest.approx(172.5, abs=0.5)
+    assert np.median(w_m) == pytest.approx(80.4, abs=0.5)
+    # One of each object, with the right charges: l+ (id < 0) pairs with nu (id > 0).
+    assert np.all(ev["lep_truth_pdgid"][:, 0] < 0) and np.all(ev["lep_truth_pdgid"][:, 1] > 0)
+    assert np.all(np.isin(np.abs(ev["lep_truth_pdgid"]), [11, 13]))
+    assert np.all(ev["nu_pdgid"][:, 0] > 0) and np.all(ev["nu_pdgid"][:, 1] < 0)
+    assert np.all(np.abs(ev["nu_pdgid"]) == np.abs(ev["lep_truth_pdgid"]) + 1)
+    # W -> l nu holds with the Born lepton up to the shower recoil.
+    w_rebuilt = fv.mass(ev["lep_born_p4"] + ev["nu_p4"])
+    assert np.median(np.abs(w_rebuilt - w_m)) < 1.0
+    assert np.all(ev["neutrino_momenta"] == ev["nu_p4"][..., :3])
+
+
+def test_detector_objects(shower_events):
+    ev = shower_events
+    assert np.all(ev["lep_charge"][:, 0] == 1) and np.all(ev["lep_charge"][:, 1] == -1)
+    assert np.all(ev["lep_pt"] > 25) and np.all(np.abs(ev["lep_eta"]) < 2.5)
+    assert np.all(ev["n_jets"] >= 2) and np.all(ev["n_bjets"] >= 1)
+    assert np.all(ev["n_jets"] == ev["jet_mask"].sum(1))
+    assert np.all(ev["jet_pt"][ev["jet_mask"]] > 25)
+    assert np.all(ev["jet_pt"][~ev["jet_mask"]] == 0)
+    assert np.all(np.diff(ev["jet_pt"], axis=1) <= 0)  # leading first, zero padding last
+    # Smeared leptons stay close to the truth leptons; MET to the neutrinos.
+    rel = ev["lep_pt"] / fv.pt(ev["lep_truth_p4"]) - 1
+    assert 0.002 < np.std(rel) < 0.1
+    met_res = ev["met"] - ev["nu_p4"][..., :2].sum(1)
+    assert 3.0 < np.std(met_res) < 25.0
+    # Matched b-jets are mostly b-tagged, other jets rarely.
+    matched = ev["jet_truth_index"] >= 0
+    assert ev["jet_btag"][matched].mean() > 0.6
+    assert ev["jet_btag"][ev["jet_mask"] & (ev["jet_flavour"] == 0)].mean() < 0.1
+
+
+def test_cache_is_reused(shower_file, monkeypatch):
+    path, _ = shower_file
+
+    def boom(job):
+        raise AssertionError("should not generate")
+
+    monkeypatch.setattr(ttbar, "run_chunk", boom)
+    again = ttbar.load_or_generate(800, seed=3, mode="shower", cache_dir=path.parent, progress=False)
+    assert again == path
+
+
+def _parton_config(chunk=300):
+    return ttbar.make_config("parton", chunk_events=chunk, batch_events=150)
+
+
+def test_same_seed_same_bytes_across_workers(tmp_path):
+    cfg = _parton_config()
+    a = ttbar.load_or_generate(600, seed=5, mode="parton", cache_dir=tmp_path / "a", config=cfg, progress=False)
+    b = ttbar.load_or_generate(600, seed=5, mode="parton", cache_dir=tmp_path / "b", config=cfg, progress=False,
+                               n_workers=2)
+    c = ttbar.load_or_generate(600, seed=5, mode="parton", cache_dir=tmp_path / "c", config=cfg, progress=False,
+                               n_workers=2)
+    d = ttbar.load_or_generate(600, seed=6, mode="parton", cache_dir=tmp_path / "d", config=cfg, progress=False)
+    assert _sha(a) == _sha(b) == _sha(c)
+    assert read_attrs(a)["content_hash"] != read_attrs(d)["content_hash"]
+
+
+def test_chunk_job_is_pure():
+    job = chunks.ChunkJob(seed=2, index=1, n_events=200, config=_parton_config())
+    first, second = chunks.run_chunk(job), chunks.run_chunk(job)
+    assert first.keys() == second.keys()
+    for k in first:
+        np.testing.assert_array_equal(first[k], second[k])
+    other = chunks.run_chunk(dataclasses.replace(job, index=2))
+    assert not np.array_equal(first["nu_p4"][:5], other["nu_p4"][:5])
+
+
+def test_interrupted_run_resumes(tmp_path, monkeypatch):
+    cfg = _parton_config(chunk=200)
+    real = ttbar.run_chunk
+    calls = []
+
+    def failing(job):
+        if job.index == 1:
+            raise KeyboardInterrupt("simulated interruption")
+        calls.append(job.index)
+        return real(job)
+
+    monkeypatch.setattr(ttbar, "run_chunk", failing)
+    with pytest.raises(KeyboardInterrupt):
+        ttbar.load_or_generate(600, seed=9, mode="parton", cache_dir=tmp_path / "x", config=cfg, progress=False)
+    assert not list((tmp_path / "x").glob("*.h5"))  # no half-written final file
+    assert len(list((tmp_path / "x").glob("*.chunks/chunk_*.h5"))) == 1
+    assert not list((tmp_path / "x").rglob("*.tmp*"))
+
+    def counting(job):
+        calls.append(job.index)
+        return real(job)
+
+    calls.clear()
+    monkeypatch.setattr(ttbar, "run_chunk", counting)
+    resumed = ttbar.load_or_generate(600, seed=9, mode="parton", cache_dir=tmp_path / "x", config=cfg, progress=False)
+    assert calls == [1, 2]
+    fresh = ttbar.load_or_generate(600, seed=9, mode="parton", cache_dir=tmp_path / "y", config=cfg, progress=False)
+    assert _sha(resumed) == _sha(fresh)
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    target = tmp_path / "events.h5"
+    real = h5py.Group.create_dataset
+    calls = []
+
+    def flaky(self, name, *args, **kwargs):
+        calls.append(name)
+        if len(calls) == 2:
+            raise OSError("disk full (simulated)")
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(h5py.Group, "create_dataset", flaky)
+    with pytest.raises(OSError):
+        write_atomic(target, {"a": np.arange(3), "b": np.arange(4)}, {"format": "x"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_corrupt_cache_is_regenerated(tmp_path):
+    cfg = _parton_config()
+    path = ttbar.load_or_generate(300, seed=1, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    digest = _sha(path)
+    with h5py.File(path, "r+") as f:
+        f["delphes/njets"][0] = 99
+    assert not stored_hash_matches(path)
+    again = ttbar.load_or_generate(300, seed=1, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    assert _sha(again) == digest
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"n_events": 0}, {"n_events": 10, "seed": -1}, {"n_events": 10, "mode": "bogus"},
+    {"n_events": 10, "n_workers": 0}, {"n_events": 2.5},
+])
+def test_bad_arguments_raise(kwargs, tmp_path):
+    with pytest.raises(ValueError):
+        ttbar.load_or_generate(cache_dir=tmp_path, progress=False, **kwargs)
+
+
+def test_config_validation_and_roundtrip(shower_file):
+    with pytest.raises(ValueError):
+        GenerationConfig(mode="hadron")
+    with pytest.raises(ValueError):
+        GenerationConfig(chunk_events=0)
+    assert ttbar.generation_config_of(shower_file[0]) == ttbar.make_config("shower")
+
+
+def test_resolution_and_tagging_formulas():
+    cfg = DetectorConfig()
+    # HCal, |eta| < 1.7: sqrt((0.0302 E)^2 + 0.5205^2 E + 1.59^2)
+    assert detector.jet_energy_resolution(np.array([100.0]), np.array([0.3]), cfg)[0] == pytest.approx(
+        np.sqrt(3.02**2 + 0.5205**2 * 100 + 1.59**2))
+    assert detector.jet_energy_resolution(np.array([100.0]), np.array([2.0]), cfg)[0] == pytest.approx(
+        np.sqrt(5.0**2 + 0.706**2 * 100))
+    # Muon, 0.5 < |eta| < 1.5: sqrt(0.015^2 + (1.5e-4 pT)^2)
+    mu = detector.lepton_pt_resolution(np.array([50.0]), np.array([1.0]), np.array([True]), cfg)[0]
+    assert mu == pytest.approx(np.hypot(0.015, 1.5e-4 * 50))
+    # Electron: track sqrt(0.03^2 + (1.3e-3 pT)^2) combined with ECal sqrt(0.0017^2 + 0.101^2 / E).
+    el = detector.lepton_pt_resolution(np.array([50.0]), np.array([0.0]), np.array([False]), cfg)[0]
+    track, ecal = np.hypot(0.03, 1.3e-3 * 50), np.sqrt(0.0017**2 + 0.101**2 / 50)
+    assert el == pytest.approx(1 / np.sqrt(1 / track**2 + 1 / ecal**2))
+    eff = detector.btag_efficiency(np.array([100.0, 100.0, 100.0]), np.array([5, 4, 0]), cfg)
+    np.testing.assert_allclose(eff, [1.364 * np.tanh(0.237) * 30 / (1 + 11.063),
+                                     0.090 * np.tanh(61.605) / (1 + 0.124), 0.00352 + 5.1e-4])
+
+
+def test_pad_leading_and_b_matching():
+    values = np.array([[1.0], [5.0], [3.0], [7.0]])
+    event = np.array([0, 0, 0, 2])
+    out, mask, counts = detector.pad_leading(values, event, values[:, 0], 3, 2)
+    np.testing.assert_array_equal(out[..., 0], [[5, 3], [0, 0], [7, 0]])
+    np.testing.assert_array_equal(mask, [[True, True], [False, False], [True, False]])
+    np.testing.assert_array_equal(counts, [3, 0, 1])
+    jet_eta = np.array([[0.0, 1.0, 2.0]])
+    jet_phi = np.zeros((1, 3))
+    mask = np.ones((1, 3), dtype=bool)
+    b_p4 = np.stack([fv.from_pt_eta_phi_m(50.0, 1.05, 0.0, 4.8), fv.from_pt_eta_phi_m(50.0, 3.0, 0.0, 4.8)])[None]
+    np.testing.assert_array_equal(detector.match_b_quarks(jet_eta, jet_phi, mask, b_p4, 0.4), [[-1, 0, -1]])
