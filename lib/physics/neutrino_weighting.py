@@ -39,12 +39,13 @@ class WeightingConfig:
         Width of the Gaussian prior on each neutrino's eta (None: flat). Default: the spread
         of true neutrino eta in our selected shower sample (see :func:`calibrate`).
     top_mass, w_mass : float
-        GeV; the generator's top mass (172.5) and the PDG W mass (80.38).
+        GeV; the generator's top mass (172.5) and Pythia's W mass (80.385).
+    top_width, w_width : float
+        GeV; Breit-Wigner widths of the masses imposed across the eta grid (Pythia 8.317 with
+        m_t = 172.5: 1.34 and 2.09; see :func:`_mass_scan`). 0 imposes the pole masses.
     top_mass_sigma, w_mass_sigma : float
-        GeV; spread of the masses imposed across the eta grid (see :func:`_mass_scan`). At
-        parton level the natural widths (Gamma / 2.355: 0.57 and 0.89); at detector level the
-        resolution of m(l nu b) and m(l nu) with the true neutrino (see :func:`calibrate`).
-        0 imposes the pole masses.
+        GeV; Gaussian detector resolution added to the imposed masses (0 for truth inputs;
+        :func:`calibrate` measures it).
     mass_seed : int
         Seed of the order of the stratified masses along the grid.
     met_sigma : float
@@ -62,9 +63,11 @@ class WeightingConfig:
     eta_grid: tuple = field(default_factory=lambda: tuple(float(x) for x in np.linspace(-4.0, 4.0, 41)))
     eta_prior_sigma: float | None = 1.4
     top_mass: float = 172.5
-    w_mass: float = 80.38
-    top_mass_sigma: float = 0.57
-    w_mass_sigma: float = 0.89
+    w_mass: float = 80.385
+    top_width: float = 1.34
+    w_width: float = 2.09
+    top_mass_sigma: float = 0.0
+    w_mass_sigma: float = 0.0
     mass_seed: int = 0
     met_sigma: float = 15.0
     max_met_chi2: float = 16.0
@@ -210,20 +213,23 @@ def _validate_inputs(leptons_p4, jet_p4, jet_btag, jet_mask, met):
 def _mass_scan(cfg: WeightingConfig) -> np.ndarray:
     """(2, G, 2): top and W mass per eta grid point, for the nu side and the nubar side.
 
-    Stratified draws from Gaussians of widths ``top_mass_sigma`` / ``w_mass_sigma``: the normal
-    quantiles at (i + 1/2) / G, in an order fixed by ``mass_seed`` (a different one per mass and
-    side), so that the eta scan also integrates over the masses at no extra cost.
+    Each mass is a stratified draw from a Voigt profile: the Breit-Wigner quantile at
+    (i + 1/2) / G (half-width Gamma / 2) plus the Gaussian quantile at (j + 1/2) / G
+    (``*_mass_sigma``), with i and j in orders fixed by ``mass_seed`` (different per mass, side
+    and term), so the eta scan also integrates over the masses at no extra cost.
     """
     from scipy.special import ndtri
 
     g = len(cfg.eta_grid)
-    z = ndtri((np.arange(g) + 0.5) / g)
+    u = (np.arange(g) + 0.5) / g
+    bw, gauss = np.tan(np.pi * (u - 0.5)), ndtri(u)
     rng = np.random.default_rng(cfg.mass_seed)
     out = np.empty((2, g, 2))
     for side in (0, 1):
-        out[side, :, 0] = cfg.top_mass + cfg.top_mass_sigma * z[rng.permutation(g)]
-        out[side, :, 1] = cfg.w_mass + cfg.w_mass_sigma * z[rng.permutation(g)]
-    return out
+        for k, (mass, width, sigma) in enumerate(((cfg.top_mass, cfg.top_width, cfg.top_mass_sigma),
+                                                  (cfg.w_mass, cfg.w_width, cfg.w_mass_sigma))):
+            out[side, :, k] = mass + 0.5 * width * bw[rng.permutation(g)] + sigma * gauss[rng.permutation(g)]
+    return np.maximum(out, 1.0)
 
 
 def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top):
