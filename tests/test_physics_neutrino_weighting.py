@@ -5,9 +5,10 @@ import pytest
 
 from lib.physics import chunks, ttbar
 from lib.physics import fourvectors as fv
+from lib.physics.kinematics import reconstruct_ttbar
 from lib.physics.neutrino_weighting import (WeightingConfig, WeightingResult, candidate_assignments,
-                                            fallback_solution, sample_solutions, solve_neutrino,
-                                            truth_level_inputs, weigh_solutions)
+                                            fallback_solution, neutrino_weighting_samples, sample_solutions,
+                                            solve_neutrino, truth_level_inputs, weigh_solutions)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,8 @@ def test_sampling_follows_weights_and_seed():
     n, k = 2, 3
     sols = np.arange(n * k * 2 * 3, dtype=float).reshape(n, k, 2, 3)
     res = WeightingResult(np.ones(n, bool), np.full(n, k), sols[:, 0], sols[:, 0], np.zeros((n, 2), int),
-                          sols, np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]]), np.zeros((n, k, 2), int), np.ones(n))
+                          sols, np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]]), np.zeros((n, k, 2), int), np.ones(n),
+                          np.zeros((n, 0, 2, 3)), np.zeros((n, 0, 2), int))
     s1, _, _ = sample_solutions(res, 20000, seed=1)
     s2, _, _ = sample_solutions(res, 20000, seed=1)
     s3, _, _ = sample_solutions(res, 20000, seed=2)
@@ -99,3 +101,35 @@ def test_bad_inputs_raise(parton_events):
         weigh_solutions(**inputs, config=WeightingConfig(met_sigma=0.0))
     with pytest.raises(ValueError):
         sample_solutions(weigh_solutions(**{k: v[:2] for k, v in inputs.items()}), 0)
+
+
+def test_full_draws_match_the_weighted_mean(parton_events):
+    inputs = {k: v[:20] for k, v in truth_level_inputs(parton_events).items()}
+    cfg = WeightingConfig(met_sigma=10.0)
+    res = weigh_solutions(**inputs, config=cfg, m_samples=4000, seed=3)
+    again = weigh_solutions(**inputs, config=cfg, m_samples=4000, seed=3)
+    np.testing.assert_array_equal(res.samples, again.samples)
+    assert res.samples.shape == (20, 4000, 2, 3) and res.sample_jets.shape == (20, 4000, 2)
+    has = res.has_solution
+    # The Monte Carlo mean of the draws estimates the exact weighted mean.
+    spread = res.samples[has].std(axis=1) / np.sqrt(4000)
+    assert np.all(np.abs(res.samples[has].mean(axis=1) - res.mean[has]) < 5 * spread + 1e-6)
+
+
+def test_sampler_interface_on_detector_events(tmp_path):
+    path = ttbar.load_or_generate(400, seed=2, mode="parton", cache_dir=tmp_path,
+                                  config=ttbar.make_config("parton", chunk_events=400, batch_events=400),
+                                  progress=False)
+    events = ttbar.read_events(path)
+    samples, bjets, has = neutrino_weighting_samples(events, 7, seed=1)
+    n = len(events["met"])
+    assert samples.shape == (n, 7, 2, 3) and bjets.shape == (n, 7, 2, 4) and has.shape == (n,)
+    assert has.mean() > 0.8
+    fb = fallback_solution(events["met"])
+    np.testing.assert_allclose(samples[~has], np.repeat(fb[~has][:, None], 7, axis=1))
+    # Each draw's b-jets are jets of its event.
+    jets = events["jet_p4"].astype(np.float64)
+    hit = (bjets[:, :, :, None, :] == jets[:, None, None, :, :]).all(-1).any(-1)
+    assert hit.all()
+    rec = reconstruct_ttbar(events["lep_p4"], bjets, samples)
+    assert rec["m_ttbar"].shape == (n, 7) and np.all(np.isfinite(rec["m_ttbar"]))

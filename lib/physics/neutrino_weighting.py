@@ -93,6 +93,9 @@ class WeightingResult:
         The k heaviest solutions, their weights normalised to sum 1 per event, and their jets.
     kept_weight : (n,)
         Fraction of the event's total weight carried by those k solutions.
+    samples, sample_jets : (n, m, 2, 3), (n, m, 2)
+        m draws (with replacement) from all solutions in proportion to their weights, and
+        their jets (m = the ``m_samples`` argument, possibly 0).
     Events without a solution hold the fallback everywhere: nu_T = nubar_T = MET / 2, pz = 0,
     the leading candidate jets, weight 1 on the first of k copies.
     """
@@ -106,6 +109,8 @@ class WeightingResult:
     top_weights: np.ndarray
     top_jets: np.ndarray
     kept_weight: np.ndarray
+    samples: np.ndarray
+    sample_jets: np.ndarray
 
 
 def solve_neutrino(lepton_p4, b_p4, eta, m_top, m_w) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +237,18 @@ def _mass_scan(cfg: WeightingConfig) -> np.ndarray:
     return np.maximum(out, 1.0)
 
 
-def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top):
+def _draw(w: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Per row of weights ``w`` (b, L), the indices whose cumulative share first exceeds ``u`` (b, m)."""
+    b, length = w.shape
+    cdf = np.cumsum(w, axis=1, dtype=np.float64)
+    cdf /= np.maximum(cdf[:, -1:], 1e-300)
+    rows = np.arange(b)[:, None]
+    # Offset each row by its index so that one searchsorted serves all rows.
+    flat = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(u.shape)
+    return np.clip(flat - rows * length, 0, length - 1)
+
+
+def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
     """Solutions and weights for one block of events; see :func:`weigh_solutions`."""
     eta = np.asarray(cfg.eta_grid, dtype=np.float64)
     masses = _mass_scan(cfg)
@@ -287,7 +303,8 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top):
     top_w = np.take_along_axis(w, idx, axis=1).astype(np.float64)
     kept = top_w.sum(axis=1) / total
     top_w = top_w / np.maximum(top_w.sum(axis=1, keepdims=True), 1e-300)
-    return has, n_valid, best_sol, mean, best_jets, top_sol, top_w, top_jets, kept
+    drawn_sol, drawn_jets = gather(_draw(w, u))
+    return has, n_valid, best_sol, mean, best_jets, top_sol, top_w, top_jets, kept, drawn_sol, drawn_jets
 
 
 def fallback_solution(met: np.ndarray) -> np.ndarray:
@@ -298,7 +315,8 @@ def fallback_solution(met: np.ndarray) -> np.ndarray:
 
 
 def weigh_solutions(leptons_p4, jet_p4, jet_btag, jet_mask, met, config: WeightingConfig | None = None,
-                    *, k_top: int = 32, progress: bool = False) -> WeightingResult:
+                    *, k_top: int = 32, m_samples: int = 0, seed: int = 0,
+                    progress: bool = False) -> WeightingResult:
     """Neutrino weighting for n events.
 
     Parameters
@@ -313,6 +331,10 @@ def weigh_solutions(leptons_p4, jet_p4, jet_btag, jet_mask, met, config: Weighti
         Settings (default :class:`WeightingConfig`).
     k_top : int
         Heaviest solutions kept per event.
+    m_samples : int
+        Draws per event from the full weighted solution set (``samples``, ``sample_jets``).
+    seed : int
+        Seed of those draws.
     progress : bool
         tqdm bar over event blocks.
     """
@@ -321,15 +343,19 @@ def weigh_solutions(leptons_p4, jet_p4, jet_btag, jet_mask, met, config: Weighti
         raise ValueError("config.met_sigma, config.bjet_response and config.chunk_events must be positive")
     if int(k_top) < 1:
         raise ValueError(f"k_top must be >= 1, got {k_top}")
+    if int(m_samples) < 0:
+        raise ValueError(f"m_samples must be >= 0, got {m_samples}")
+    rng = np.random.default_rng(seed)
     lep, jets, tag, mask, met = _validate_inputs(leptons_p4, jet_p4, jet_btag, jet_mask, met)
     pairs, ok = candidate_assignments(jets, tag, mask)
     n = len(lep)
     parts = []
     for start in tqdm(range(0, n, int(cfg.chunk_events)), desc="neutrino weighting", disable=not progress):
         sl = slice(start, start + int(cfg.chunk_events))
-        parts.append(_weigh_block(lep[sl], jets[sl], pairs[sl], ok[sl], met[sl], cfg, int(k_top)))
-    has, n_valid, best, mean, best_jets, top_sol, top_w, top_jets, kept = (
-        np.concatenate([p[i] for p in parts]) for i in range(9))
+        u = rng.random((len(lep[sl]), int(m_samples)))
+        parts.append(_weigh_block(lep[sl], jets[sl], pairs[sl], ok[sl], met[sl], cfg, int(k_top), u))
+    has, n_valid, best, mean, best_jets, top_sol, top_w, top_jets, kept, drawn, drawn_jets = (
+        np.concatenate([p[i] for p in parts]) for i in range(11))
     k = top_sol.shape[1]
     fb = fallback_solution(met)
     best = np.where(has[:, None, None], best, fb)
@@ -339,11 +365,15 @@ def weigh_solutions(leptons_p4, jet_p4, jet_btag, jet_mask, met, config: Weighti
     top_w = np.where(has[:, None], top_w, np.eye(1, k)[0][None])
     top_jets = np.where(has[:, None, None], top_jets, pairs[:, :1])
     kept = np.where(has, kept, 1.0)
-    return WeightingResult(has, n_valid, best, mean, best_jets, top_sol, top_w, top_jets, kept)
+    drawn = np.where(has[:, None, None, None], drawn, fb[:, None])
+    drawn_jets = np.where(has[:, None, None], drawn_jets, pairs[:, :1])
+    return WeightingResult(has, n_valid, best, mean, best_jets, top_sol, top_w, top_jets, kept, drawn, drawn_jets)
 
 
 def sample_solutions(result: WeightingResult, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """m draws per event from the weighted solutions (the k heaviest of :func:`weigh_solutions`).
+    """m draws per event from the k heaviest solutions kept by :func:`weigh_solutions`.
+
+    (For draws from the full weighted set use ``weigh_solutions(..., m_samples=m)``.)
 
     Returns
     -------
@@ -356,16 +386,9 @@ def sample_solutions(result: WeightingResult, m: int, seed: int = 0) -> tuple[np
     """
     if int(m) < 1:
         raise ValueError(f"m must be >= 1, got {m}")
-    rng = np.random.default_rng(seed)
     w = result.top_weights
-    n, k = w.shape
-    cdf = np.cumsum(w, axis=1)
-    cdf /= cdf[:, -1:]
-    u = rng.random((n, int(m)))
-    # Offset each row by its index so one searchsorted serves all rows.
-    rows = np.arange(n)[:, None]
-    pick = np.searchsorted((cdf + rows).ravel(), (u + rows).ravel(), side="right").reshape(n, int(m)) - rows * k
-    pick = np.clip(pick, 0, k - 1)
+    pick = _draw(w, np.random.default_rng(seed).random((len(w), int(m))))
+    rows = np.arange(len(w))[:, None]
     return result.top_solutions[rows, pick], result.top_jets[rows, pick], result.has_solution.copy()
 
 
@@ -429,13 +452,13 @@ def detector_level_inputs(events: dict) -> dict[str, np.ndarray]:
 
 
 def neutrino_weighting_samples(events: dict, m: int, seed: int = 0, config: WeightingConfig | None = None,
-                               *, k_top: int = 32, progress: bool = False):
+                               *, progress: bool = False):
     """m neutrino-weighting draws per event of a :func:`read_events` dict (detector level).
 
     Returns
     -------
     samples : ndarray, shape (n, m, 2, 3)
-        (px, py, pz) of nu and nubar, GeV, drawn with replacement from the k_top heaviest
+        (px, py, pz) of nu and nubar, GeV, drawn with replacement from all the event's
         solutions in proportion to their weights (seeded by ``seed``).
     bjets_p4 : ndarray, shape (n, m, 2, 4)
         The jets (b, bbar) of each draw, as stored (not response-corrected), for
@@ -445,8 +468,9 @@ def neutrino_weighting_samples(events: dict, m: int, seed: int = 0, config: Weig
         (nu_T = nubar_T = MET / 2, pz = 0) with the two leading candidate jets.
     """
     inputs = detector_level_inputs(events)
-    result = weigh_solutions(**inputs, config=config, k_top=k_top, progress=progress)
-    samples, jets, has = sample_solutions(result, m, seed=seed)
+    if int(m) < 1:
+        raise ValueError(f"m must be >= 1, got {m}")
+    result = weigh_solutions(**inputs, config=config, k_top=1, m_samples=m, seed=seed, progress=progress)
     jet_p4 = np.asarray(inputs["jet_p4"], dtype=np.float64)
     rows = np.arange(len(jet_p4))[:, None, None]
-    return samples, jet_p4[rows, jets], has
+    return result.samples, jet_p4[rows, result.sample_jets], result.has_solution
