@@ -222,3 +222,29 @@ def test_pad_leading_and_b_matching():
     mask = np.ones((1, 3), dtype=bool)
     b_p4 = np.stack([fv.from_pt_eta_phi_m(50.0, 1.05, 0.0, 4.8), fv.from_pt_eta_phi_m(50.0, 3.0, 0.0, 4.8)])[None]
     np.testing.assert_array_equal(detector.match_b_quarks(jet_eta, jet_phi, mask, b_p4, 0.4), [[-1, 0, -1]])
+
+
+def test_full_simulation_mode_runs():
+    out = chunks.run_chunk(chunks.ChunkJob(seed=1, index=0, n_events=60, config=ttbar.make_config("full")))
+    assert out["n_truth_failed"] == 0 and 10 < len(out["met"]) < 40
+    assert np.median(fv.mass(out["top_p4"])) == pytest.approx(172.5, abs=3.0)
+    # Hadron decays add neutrinos the truth must not pick up: the W neutrinos still rebuild the W.
+    np.testing.assert_allclose(fv.mass(out["lep_born_p4"] + out["nu_p4"]), fv.mass(out["w_p4"]), rtol=0.05)
+
+
+def test_taus_decay_to_detector_leptons():
+    cfg = ttbar.make_config("shower", include_taus=True)
+    out = chunks.run_chunk(chunks.ChunkJob(seed=1, index=0, n_events=400, config=cfg))
+    born = np.abs(out["lep_born_pdgid"])
+    assert np.any(born == 15)
+    assert np.all(np.isin(np.abs(out["lep_final_pdgid"]), [11, 13]))  # the visible lepton of a tau is e/mu
+    assert np.all(np.abs(out["nu_pdgid"]) == np.where(born == 15, 16, born + 1))
+    with pytest.raises(ValueError):
+        chunks.run_chunk(chunks.ChunkJob(1, 0, 10, ttbar.make_config("parton", include_taus=True)))
+
+
+def test_cache_dir_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("POINTWISE_CACHE", str(tmp_path))
+    assert ttbar.default_cache_dir() == tmp_path
+    monkeypatch.delenv("POINTWISE_CACHE")
+    assert ttbar.default_cache_dir() == ttbar.REPO_ROOT / "data_cache"

@@ -137,7 +137,7 @@ class GenerationConfig:
     mode: str = "shower"
     include_taus: bool = False
     top_mass: float = 172.5
-    chunk_events: int = 5000
+    chunk_events: int = 2500
     batch_events: int = 1000
     detector: DetectorConfig = field(default_factory=DetectorConfig)
 
@@ -158,7 +158,7 @@ class GenerationConfig:
 
 def default_chunk_events(mode: str) -> int:
     """Chunk size that keeps one chunk at a few seconds of work in ``mode``."""
-    return {"parton": 20000, "shower": 5000, "full": 1000}[mode]
+    return {"parton": 20000, "shower": 2500, "full": 1000}[mode]
 
 
 def default_batch_events(mode: str) -> int:
