@@ -1,0 +1,347 @@
+"""One seed's setup (world, data, cold-start policy, proxies, held-out judges) and one RL condition.
+
+Everything a condition depends on except its reward is fixed per seed in :class:`Setup` and shared
+by all conditions: the same cold-start policy, the same frozen proxies, the same held-out judges,
+the same test pairs and the same rollout random numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from . import grammar
+from .evaluate import completion_metrics
+from .grpo import group_advantages, grpo_loss
+from .judges import (Ensemble, ReaderProxy, RuleJudge, SetJudge, rubric_sensitivity, train_proxy,
+                     train_set_judge)
+from .policy import PolicyLM, build_policy, completion_logprobs, generate, sft
+from .reward import accuracy_reward, aggregation_mode, combine, proxy_reward
+from .task import Pairs, World, encode_prompts, make_world, sample_pairs
+
+
+@dataclass(frozen=True)
+class RubricConfig:
+    """Sizes and hyper-parameters of the miniature (defaults: the full profile of the chapter)."""
+
+    # world
+    n_types: int = 128
+    n_criteria: int = 8
+    n_generic: int = 2
+    n_relevant: int = 2
+    n_levels: int = 4
+    max_rubric: int = 3
+    # data
+    n_sft: int = 2048
+    n_proxy: int = 1536
+    n_rl: int = 4096
+    n_test: int = 1024
+    p_good: float = 0.4
+    label_noise: float = 0.0
+    # policy and cold start
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 128
+    sft_epochs: int = 30
+    sft_batch_size: int = 256
+    sft_lr: float = 6e-3
+    # proxies and held-out judge
+    proxy_epochs: int = 40
+    proxy_rl_data_factor: int = 2
+    ensemble_size: int = 3
+    e2_n: int = 4096
+    e2_epochs: int = 25
+    # GRPO
+    group_size: int = 8
+    prompts_per_step: int = 32
+    rl_epochs: int = 2
+    lr: float = 1e-4
+    beta: float = 0.01
+    clip: float = 0.2
+    n_minibatches: int = 2
+    temperature: float = 1.0
+    grad_clip: float = 1.0
+    eval_every: int = 16
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("int", int):
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                    raise ValueError(f"{f.name} must be an int, got {v!r}")
+                lo = 0 if f.name in ("n_generic",) else 1
+                if v < lo:
+                    raise ValueError(f"{f.name} must be >= {lo}, got {v!r}")
+            else:
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v):
+                    raise ValueError(f"{f.name} must be a finite number, got {v!r}")
+        if self.group_size < 2:
+            raise ValueError(f"group_size must be >= 2, got {self.group_size}")
+        if not 0.0 <= self.p_good <= 1.0:
+            raise ValueError(f"p_good must be in [0, 1], got {self.p_good}")
+        if self.prompts_per_step % self.n_minibatches:
+            raise ValueError(f"prompts_per_step ({self.prompts_per_step}) must be divisible by "
+                             f"n_minibatches ({self.n_minibatches})")
+        if self.prompts_per_step > self.n_rl:
+            raise ValueError(f"prompts_per_step ({self.prompts_per_step}) exceeds n_rl ({self.n_rl})")
+        for name in ("lr", "sft_lr", "clip", "temperature", "grad_clip"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.beta < 0:
+            raise ValueError(f"beta must be >= 0, got {self.beta}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RubricConfig":
+        """Build from a mapping, raising ValueError on unknown keys."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown RubricConfig keys: {unknown}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def max_new(self) -> int:
+        return grammar.max_completion_len(self.max_rubric)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """An RL condition: which proxy (None: no proxy term), aggregation mode, share of the RL prompts."""
+
+    proxy: str | None = "sft"
+    mode: str = "additive"
+    ensemble: bool = False
+    data_fraction: float = 1.0
+    note: str = ""
+
+
+#: Conditions of the chapter. Claims: (a)/(b) no_proxy vs proxy_sft; (c) proxy_sft vs proxy_rl
+#: (and proxy_follow); (d) ensemble3; (e) agg_*; (f) proxy_sft_quarter vs no_proxy.
+CONDITIONS = {
+    "no_proxy": Condition(proxy=None, note="r_acc + 0.5 r_format"),
+    "proxy_sft": Condition(proxy="sft", note="additive, Proxy-SFT"),
+    "proxy_rl": Condition(proxy="rl", note="additive, Proxy-RL"),
+    "proxy_follow": Condition(proxy="follow", note="additive, Proxy-SFT on rubric-following targets"),
+    "ensemble3": Condition(proxy="sft", ensemble=True, note="additive, mean vote of bootstrap Proxy-SFTs"),
+    "agg_and_gate": Condition(proxy="sft", mode="and_gate", note="use_fb=1"),
+    "agg_gate": Condition(proxy="sft", mode="gate", note="use_fb=2"),
+    "agg_modulated": Condition(proxy="sft", mode="modulated", note="use_fb=3"),
+    "agg_implicit": Condition(proxy="sft", mode="implicit", note="use_fb=7"),
+    "proxy_sft_quarter": Condition(proxy="sft", data_fraction=0.25, note="Proxy-SFT, N/4 RL prompts"),
+    "no_proxy_quarter": Condition(proxy=None, data_fraction=0.25, note="no proxy, N/4 RL prompts"),
+}
+
+
+def _rng(seed: int, tag: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), int(tag)])
+
+
+@dataclass
+class Setup:
+    """Everything fixed per seed. Picklable, so it can be sent to worker processes."""
+
+    config: RubricConfig
+    seed: int
+    world: World
+    rl_pairs: Pairs
+    test_pairs: Pairs
+    policy: PolicyLM
+    proxies: dict  # name -> ReaderProxy ("sft", "rl", "follow") or list for "ensemble"
+    judge_e2: SetJudge
+    sensitivity: pd.DataFrame
+    cold_start: dict  # cold-start policy metrics on the test pairs
+    sft_loss: list
+    seconds: dict
+
+
+def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> Setup:
+    """World, data, cold-start SFT policy, proxies and E2 for one seed (deterministic)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = int(seed)
+    c = config
+    t0 = time.perf_counter()
+    secs = {}
+    world = make_world(_rng(seed, 0), n_types=c.n_types, n_criteria=c.n_criteria, n_generic=c.n_generic,
+                       n_relevant=c.n_relevant, n_levels=c.n_levels)
+    vocab = world.vocab
+    sft_pairs = sample_pairs(world, c.n_sft, _rng(seed, 1), label_noise=c.label_noise)
+    proxy_pool = sample_pairs(world, c.n_proxy * c.proxy_rl_data_factor, _rng(seed, 2), label_noise=c.label_noise)
+    rl_pairs = sample_pairs(world, c.n_rl, _rng(seed, 3), label_noise=c.label_noise)
+    test_pairs = sample_pairs(world, c.n_test, _rng(seed, 4))
+    # Cold start on teacher distillation data.
+    sft_comp, _ = grammar.teacher_completions(world, sft_pairs, _rng(seed, 5), p_good=c.p_good,
+                                              max_rubric=c.max_rubric)
+    policy = build_policy(vocab, world.prompt_len, c.max_new, seed=seed, d_model=c.d_model, n_layers=c.n_layers,
+                          n_heads=c.n_heads, d_ff=c.d_ff)
+    sft_loss = sft(policy, encode_prompts(world, sft_pairs), torch.as_tensor(sft_comp), pad=vocab.PAD,
+                   epochs=c.sft_epochs, batch_size=c.sft_batch_size, lr=c.sft_lr, seed=seed, progress=progress)
+    secs["cold_start"] = time.perf_counter() - t0
+    # Proxies: trained on teacher rubrics, then frozen.
+    t1 = time.perf_counter()
+    pool_comp, _ = grammar.teacher_completions(world, proxy_pool, _rng(seed, 6), p_good=c.p_good,
+                                               max_rubric=c.max_rubric)
+    pool_flags = grammar.rubric_flags(vocab, pool_comp)
+    n = c.n_proxy
+    head = proxy_pool.subset(np.arange(n))
+    proxies = {
+        "sft": train_proxy(world, head, pool_flags[:n], "sft", seed=seed, epochs=c.proxy_epochs),
+        "rl": train_proxy(world, proxy_pool, pool_flags, "rl", seed=seed, epochs=c.proxy_epochs),
+        "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, epochs=c.proxy_epochs),
+    }
+    members = []
+    for m in range(c.ensemble_size):
+        idx = _rng(seed, 100 + m).integers(0, n, n)
+        members.append(train_proxy(world, head.subset(idx), pool_flags[idx], "sft", seed=seed * 1000 + 100 + m,
+                                   epochs=c.proxy_epochs))
+    proxies["ensemble"] = members
+    secs["proxies"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    judge_e2 = train_set_judge(world, n=c.e2_n, seed=seed + 7919, epochs=c.e2_epochs)
+    secs["judge_e2"] = time.perf_counter() - t2
+    sens = rubric_sensitivity({"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"],
+                               "proxy_follow": proxies["follow"], "ensemble": Ensemble(members),
+                               "judge_e2": judge_e2, "judge_rule": RuleJudge()},
+                              world, test_pairs, _rng(seed, 8))
+    sens.insert(0, "seed", seed)
+    prompts = encode_prompts(world, test_pairs)
+    comp, _ = generate(policy, vocab, prompts, c.max_new, greedy=True)
+    cold = completion_metrics(world, test_pairs, comp.numpy(), judge_e2=judge_e2, proxy=proxies["sft"],
+                              max_rubric=c.max_rubric)
+    secs["setup_total"] = time.perf_counter() - t0
+    return Setup(config=c, seed=seed, world=world, rl_pairs=rl_pairs, test_pairs=test_pairs, policy=policy,
+                 proxies=proxies, judge_e2=judge_e2, sensitivity=sens, cold_start=cold, sft_loss=sft_loss,
+                 seconds=secs)
+
+
+class PolicyReward:
+    """Reward of a batch of completions: upstream's terms and aggregation, with a frozen proxy.
+
+    ``proxy`` is None (no proxy term), a judge, or an :class:`Ensemble` (mean of the votes).
+    """
+
+    def __init__(self, world: World, proxy=None, mode="additive", *, max_rubric: int = 3):
+        self.world = world
+        self.proxy = proxy
+        self.mode = aggregation_mode(mode)
+        if proxy is None and self.mode != 0:
+            raise ValueError(f"mode {mode!r} needs a proxy")
+        self.max_rubric = max_rubric
+
+    def __call__(self, pairs: Pairs, completions) -> dict:
+        vocab = self.world.vocab
+        parsed = grammar.parse_batch(vocab, completions, max_rubric=self.max_rubric)
+        r_acc = accuracy_reward(np.array([p.verdict for p in parsed]), pairs.labels)
+        r_fmt = np.array([float(p.well_formed) for p in parsed])
+        if self.proxy is None:
+            r_proxy = np.zeros_like(r_acc)
+        else:
+            flags = grammar.rubric_flags(vocab, completions)  # only the rubric segment reaches the proxy
+            votes = self.proxy.votes(pairs, flags) if isinstance(self.proxy, Ensemble) else self.proxy.predict(pairs, flags)
+            r_proxy = proxy_reward(votes, pairs.labels)
+        return combine(r_acc, r_proxy, r_fmt, self.mode)
+
+
+def condition_proxy(setup: Setup, cond: Condition):
+    if cond.proxy is None:
+        return None
+    if cond.ensemble:
+        return Ensemble(setup.proxies["ensemble"])
+    return setup.proxies[cond.proxy]
+
+
+def run_condition(setup: Setup, name: str, *, condition: Condition | None = None, progress: bool = False,
+                  max_steps: int | None = None) -> dict:
+    """GRPO from the cold-start policy under one condition.
+
+    Returns
+    -------
+    dict with ``history`` (DataFrame: step, reward terms of the rollouts, loss stats and the test
+    metrics at evaluation steps), ``final`` (test metrics at the last step), ``seconds``, ``steps``.
+    """
+    cond = condition if condition is not None else CONDITIONS.get(name)
+    if cond is None:
+        raise ValueError(f"name must be one of {sorted(CONDITIONS)} (or pass condition=), got {name!r}")
+    if not 0 < cond.data_fraction <= 1:
+        raise ValueError(f"data_fraction must be in (0, 1], got {cond.data_fraction}")
+    c = setup.config
+    world, vocab = setup.world, setup.world.vocab
+    t0 = time.perf_counter()
+    proxy = condition_proxy(setup, cond)
+    reward_fn = PolicyReward(world, proxy, cond.mode, max_rubric=c.max_rubric)
+    eval_proxy = proxy if proxy is not None else setup.proxies["sft"]
+    policy = copy.deepcopy(setup.policy)
+    ref = copy.deepcopy(setup.policy)
+    ref.eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam(policy.parameters(), lr=c.lr)
+    n_rl = max(int(round(c.n_rl * cond.data_fraction)), c.prompts_per_step)
+    pool = setup.rl_pairs.subset(np.arange(n_rl))
+    pool_prompts = encode_prompts(world, pool)
+    test_prompts = encode_prompts(world, setup.test_pairs)
+    B, G = c.prompts_per_step, c.group_size
+    steps_per_epoch = n_rl // B
+    steps = c.rl_epochs * steps_per_epoch
+    if max_steps is not None:
+        steps = min(steps, int(max_steps))
+    rng = _rng(setup.seed, 10)  # same rollout randomness in every condition
+    gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
+    order = np.array([], dtype=int)
+
+    def evaluate(step):
+        comp, _ = generate(policy, vocab, test_prompts, c.max_new, greedy=True)
+        m = completion_metrics(world, setup.test_pairs, comp.numpy(), judge_e2=setup.judge_e2,
+                               proxy=eval_proxy, max_rubric=c.max_rubric)
+        return {"step": step, **{f"test_{k}": v for k, v in m.items()}}
+
+    rows = [evaluate(0)]
+    for step in tqdm(range(1, steps + 1), desc=f"GRPO {name} seed {setup.seed}", disable=not progress, leave=False):
+        if len(order) < B:
+            order = np.concatenate([order, rng.permutation(n_rl)])
+        idx, order = order[:B], order[B:]
+        batch = pool.subset(np.repeat(idx, G))
+        prompts = pool_prompts[np.repeat(idx, G)]
+        comp, mask = generate(policy, vocab, prompts, c.max_new, temperature=c.temperature, generator=gen)
+        terms = reward_fn(batch, comp.numpy())
+        adv = torch.as_tensor(group_advantages(terms["total"], G), dtype=torch.float32)
+        with torch.no_grad():
+            old = completion_logprobs(policy, prompts, comp)
+            ref_lp = completion_logprobs(ref, prompts, comp)
+        policy.train()
+        stats = []
+        per_mb = B // c.n_minibatches * G
+        for mb in range(c.n_minibatches):
+            sl = slice(mb * per_mb, (mb + 1) * per_mb)
+            logp = completion_logprobs(policy, prompts[sl], comp[sl])
+            loss, st = grpo_loss(logp, old[sl], ref_lp[sl], adv[sl], mask[sl], clip=c.clip, beta=c.beta)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"GRPO {name}: non-finite loss at step {step}")
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), c.grad_clip)
+            opt.step()
+            stats.append(st)
+        tot = terms["total"].reshape(-1, G)
+        row = {"step": step, "reward": float(terms["total"].mean()), "r_acc": float(terms["acc"].mean()),
+               "r_proxy": float(terms["proxy"].mean()), "r_format": float(terms["format"].mean()),
+               "frac_zero_std": float((tot.std(1) == 0).mean()),
+               "completion_len": float(mask.sum(1).float().mean()),
+               **{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}}
+        if step % c.eval_every == 0 or step == steps:
+            row.update(evaluate(step))
+        rows.append(row)
+    hist = pd.DataFrame(rows)
+    final = {k[5:]: v for k, v in rows[-1].items() if k.startswith("test_")}
+    return {"history": hist, "final": final, "seconds": time.perf_counter() - t0, "steps": steps,
+            "n_rl": n_rl, "policy": policy}

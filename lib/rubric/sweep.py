@@ -1,0 +1,200 @@
+"""Conditions x seeds of the proxy-rubric miniature, in one or more worker processes.
+
+Command line (the full profile, about an hour on two CPU cores)::
+
+    python -m lib.rubric.sweep --params params/full/04_proxy_rubric.yaml \\
+        --out results/full/04_proxy_rubric.json --workers 2
+
+Each worker uses one torch thread. Results do not depend on the number of workers: every setup and
+every condition is seeded on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import yaml
+from tqdm.auto import tqdm
+
+from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
+
+#: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "progress")
+
+
+def split_params(params: dict) -> tuple[RubricConfig, list[int], list[str]]:
+    """Config, seeds and conditions from a flat parameter mapping (a profile's yaml)."""
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a mapping, got {type(params).__name__}")
+    names = {f.name for f in fields(RubricConfig)}
+    rest = set(params) - names - {"seeds", "conditions"} - set(CHAPTER_ONLY)
+    if rest:
+        raise ValueError(f"params has unknown keys: {sorted(rest)}")
+    config = RubricConfig.from_dict({k: v for k, v in params.items() if k in names})
+    seeds = check_seeds(params.get("seeds", [0]))
+    conditions = check_conditions(params.get("conditions", list(CONDITIONS)))
+    return config, seeds, conditions
+
+
+def check_seeds(seeds) -> list[int]:
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must be a non-empty list of non-negative ints, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct, got {seeds!r}")
+    return [int(s) for s in seeds]
+
+
+def check_conditions(conditions) -> list[str]:
+    conditions = list(conditions)
+    bad = [c for c in conditions if c not in CONDITIONS]
+    if not conditions or bad:
+        raise ValueError(f"conditions must be a non-empty list of {sorted(CONDITIONS)}, got unknown {bad!r}")
+    return conditions
+
+
+def _init_worker():
+    torch.set_num_threads(1)
+
+
+def _condition_task(setup: Setup, name: str) -> dict:
+    res = run_condition(setup, name)
+    res.pop("policy")
+    return res
+
+
+@dataclass
+class SweepResult:
+    """Outputs of :func:`run_sweep`."""
+
+    config: RubricConfig
+    seeds: list
+    conditions: list
+    final: pd.DataFrame  # one row per (seed, condition): test metrics at the last step
+    history: pd.DataFrame  # one row per (seed, condition, step)
+    sensitivity: pd.DataFrame  # one row per (seed, judge)
+    cold_start: pd.DataFrame  # one row per seed
+    seconds: dict
+
+    def summary(self) -> dict:
+        """JSON-ready summary: mean, sample std and per-seed values of every final metric."""
+        metrics = [c for c in self.final.columns if c not in ("seed", "condition")]
+        final = {m: {cond: _stats(g.sort_values("seed")[m]) for cond, g in self.final.groupby("condition", sort=False)}
+                 for m in metrics}
+        sens_cols = ["oracle", "random", "generic", "empty", "sensitivity", "sensitivity_random"]
+        sens = {col: {j: _stats(g.sort_values("seed")[col]) for j, g in self.sensitivity.groupby("judge", sort=False)}
+                for col in sens_cols}
+        cold = {m: _stats(self.cold_start.sort_values("seed")[m])
+                for m in self.cold_start.columns if m != "seed"}
+        hist = self.history.replace({np.nan: None}).to_dict(orient="records")
+        return {"config": self.config.to_dict(), "seeds": self.seeds, "conditions": self.conditions,
+                "final": final, "sensitivity": sens, "cold_start": cold, "history": hist,
+                "seconds": self.seconds}
+
+
+def _stats(values: pd.Series) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(np.nanmean(v)) if np.isfinite(v).any() else None,
+            "std": float(np.nanstd(v, ddof=1)) if np.isfinite(v).sum() > 1 else None,
+            "values": [None if not np.isfinite(x) else float(x) for x in v]}
+
+
+def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, progress: bool = True) -> SweepResult:
+    """Build one setup per seed, then run every condition on it.
+
+    Parameters
+    ----------
+    workers : number of processes; 1 runs in this process (and sets torch to one thread).
+    """
+    if not isinstance(config, RubricConfig):
+        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
+    conditions = check_conditions(conditions)
+    seeds = check_seeds(seeds)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    t0 = time.perf_counter()
+    jobs = [(s, c) for s in seeds for c in conditions]
+    if workers == 1:
+        torch.set_num_threads(1)
+        setups = {s: build_setup(config, s) for s in tqdm(seeds, desc="setups", disable=not progress)}
+        results = [_condition_task(setups[s], c) for s, c in tqdm(jobs, desc="conditions", disable=not progress)]
+    else:
+        ctx = mp.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker) as pool:
+            setups = dict(zip(seeds, tqdm(pool.map(build_setup, [config] * len(seeds), seeds), total=len(seeds),
+                                          desc="setups", disable=not progress)))
+            futs = [pool.submit(_condition_task, setups[s], c) for s, c in jobs]
+            results = [f.result() for f in tqdm(futs, desc="conditions", disable=not progress)]
+    finals, hists = [], []
+    for (s, c), r in zip(jobs, results):
+        finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
+                       "n_rl": r["n_rl"]})
+        h = r["history"].copy()
+        h.insert(0, "condition", c)
+        h.insert(0, "seed", s)
+        hists.append(h)
+    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
+    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
+    secs = {"total": time.perf_counter() - t0,
+            "setup": {str(s): setups[s].seconds for s in seeds}}
+    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
+                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
+                       seconds=secs)
+
+
+def write_json(obj: dict, path) -> Path:
+    """Write JSON atomically (temp file in the same folder, then ``os.replace``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(obj, fh, indent=1, sort_keys=False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def load_summary(path) -> dict | None:
+    """The summary written by :func:`main`, or None when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default="params/full/04_proxy_rubric.yaml", help="profile yaml")
+    p.add_argument("--out", default="results/full/04_proxy_rubric.json", help="output JSON")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    with open(args.params) as fh:
+        params = yaml.safe_load(fh) or {}
+    config, seeds, conditions = split_params(params)
+    res = run_sweep(config, conditions, seeds, workers=args.workers, progress=not args.no_progress)
+    summary = res.summary()
+    summary["params_file"] = str(args.params)
+    write_json(summary, args.out)
+    print(f"wrote {args.out} ({len(seeds)} seeds x {len(conditions)} conditions, {res.seconds['total']:.0f} s)")
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The proxy reads only the rubric segment; judges and rubric sensitivity."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.rubric import grammar
+from lib.rubric.experiment import PolicyReward
+from lib.rubric.judges import RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
+from lib.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
+
+from test_rubric_reward import FixedProxy, pad9
+from test_rubric_grammar import toks
+
+WORLD = make_world(0)
+V = WORLD.vocab
+
+
+def tails():
+    """Every way to continue after a rubric: evaluations, verdicts, junk; with and without </rubric>."""
+    out = []
+    for close in (True, False):
+        for ev in (("d+1", "d-2"), ("d+3",), ()):
+            for end in (("/e", "V1"), ("/e", "V2"), ("V2",), ("V1", "c4"), ()):
+                out.append((("/r",) if close else ()) + ev + end)
+    return out
+
+
+def test_proxy_never_sees_anything_after_the_rubric():
+    rows = [pad9(toks("c2", "c5", *tail)) for tail in tails()]
+    proxy = FixedProxy(np.ones(len(rows), int))
+    pairs = sample_pairs(WORLD, len(rows), 0)
+    PolicyReward(WORLD, proxy)(pairs, np.stack(rows))
+    seen = proxy.seen[0]
+    expected = np.zeros(WORLD.n_criteria)
+    expected[[2, 5]] = 1
+    assert (seen == expected).all(), "the proxy input changed with what follows the rubric"
+
+
+def test_learned_proxy_output_depends_only_on_rubric_segment():
+    pairs = sample_pairs(WORLD, 300, 1)
+    comp, _ = grammar.teacher_completions(WORLD, pairs, 2)
+    proxy = train_proxy(WORLD, pairs, grammar.rubric_flags(V, comp), "sft", seed=0, epochs=2)
+    test = sample_pairs(WORLD, 64, 3)
+    base = [pad9(toks("c2", "c5", *tail)) for tail in tails()]
+    preds = set()
+    for i, row in enumerate(base):
+        r = PolicyReward(WORLD, proxy)(test.subset([0]), row[None])
+        preds.add(float(r["proxy"][0]))
+    assert len(preds) == 1
+    # but the rubric itself matters for this pair set as a whole
+    a = proxy.predict(test, oracle_flags(WORLD, test))
+    b = proxy.predict(test, generic_flags(WORLD, len(test)))
+    assert (a != b).any()
+
+
+def test_rule_judge_and_abstention():
+    pairs = sample_pairs(WORLD, 500, 4)
+    assert judge_accuracy(RuleJudge(), pairs, oracle_flags(WORLD, pairs)) == 1.0
+    empty = np.zeros((len(pairs), WORLD.n_criteria), np.float32)
+    assert judge_accuracy(RuleJudge(), pairs, empty) == 0.5
+    with pytest.raises(ValueError, match="flags"):
+        RuleJudge().predict(pairs, empty[:, :3])
+
+
+class QueryOnly:
+    """A judge that ignores the rubric (uses the hidden relevant set directly)."""
+
+    def predict(self, pairs, flags):
+        s = ((pairs.q1 - pairs.q2) * WORLD.relevant[pairs.types]).sum(1)
+        return np.where(s > 0, 1, 2)
+
+
+def test_sensitivity_separates_rubric_readers_from_rubric_ignorers():
+    pairs = sample_pairs(WORLD, 800, 5)
+    df = rubric_sensitivity({"rule": RuleJudge(), "ignorer": QueryOnly()}, WORLD, pairs, 6)
+    assert isinstance(df, pd.DataFrame)
+    rule = df.set_index("judge").loc["rule"]
+    ign = df.set_index("judge").loc["ignorer"]
+    assert rule["oracle"] == 1.0 and rule["sensitivity"] > 0.3 and rule["sensitivity_random"] > 0.2
+    assert ign["sensitivity"] == 0.0 and ign["oracle"] == 1.0
+
+
+def test_train_proxy_bad_kind():
+    pairs = sample_pairs(WORLD, 8, 0)
+    with pytest.raises(ValueError, match="kind"):
+        train_proxy(WORLD, pairs, oracle_flags(WORLD, pairs), "dpo")

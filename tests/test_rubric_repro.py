@@ -1,0 +1,80 @@
+"""Seeded reproducibility of setups, RL conditions and the sweep (tiny sizes)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from lib.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
+from lib.rubric.sweep import main, run_sweep, split_params
+
+TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
+            ensemble_size=3, e2_n=128, e2_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
+            d_model=16, d_ff=32, n_heads=2)
+
+
+@pytest.fixture(scope="module")
+def tiny_setup():
+    torch.set_num_threads(1)
+    return build_setup(RubricConfig(**TINY), 0)
+
+
+def test_condition_is_reproducible(tiny_setup):
+    a = run_condition(tiny_setup, "proxy_sft")
+    b = run_condition(tiny_setup, "proxy_sft")
+    pd.testing.assert_frame_equal(a["history"], b["history"])
+    assert a["steps"] == 8 and set(a["final"]) >= {"verdict_acc", "transfer", "transfer_rule", "rationalisation"}
+    # the run changed the policy copy, not the shared cold-start policy
+    c = run_condition(tiny_setup, "proxy_sft")
+    pd.testing.assert_frame_equal(a["history"], c["history"])
+
+
+def test_conditions_differ_only_in_reward(tiny_setup):
+    a = run_condition(tiny_setup, "no_proxy", max_steps=4)
+    b = run_condition(tiny_setup, "proxy_sft", max_steps=4)
+    assert a["history"]["test_verdict_acc"].iloc[0] == b["history"]["test_verdict_acc"].iloc[0]  # same start
+    assert (a["history"]["r_proxy"].iloc[1:] == 0).all() and (b["history"]["r_proxy"].iloc[1:] != 0).any()
+
+
+def test_setup_depends_on_seed():
+    cfg = RubricConfig(**TINY)
+    s1, s1b, s2 = build_setup(cfg, 1), build_setup(cfg, 1), build_setup(cfg, 2)
+    for (k, v), v2 in zip(s1.policy.state_dict().items(), s1b.policy.state_dict().values()):
+        assert torch.equal(v, v2), k
+    assert not np.array_equal(s1.world.relevant, s2.world.relevant)
+    pd.testing.assert_frame_equal(s1.sensitivity, s1b.sensitivity)
+
+
+def test_sweep_cli_writes_summary(tmp_path):
+    params = {**TINY, "seeds": [0, 1], "conditions": ["no_proxy", "proxy_sft_quarter"], "workers": 1}
+    pfile = tmp_path / "p.yaml"
+    pfile.write_text(yaml.safe_dump(params))
+    out = tmp_path / "r.json"
+    summary = main(["--params", str(pfile), "--out", str(out), "--workers", "1", "--no-progress"])
+    saved = json.loads(out.read_text())
+    assert saved["seeds"] == [0, 1] and saved["conditions"] == ["no_proxy", "proxy_sft_quarter"]
+    t = saved["final"]["transfer"]["no_proxy"]
+    assert len(t["values"]) == 2 and np.isclose(t["mean"], np.mean(t["values"]))
+    assert set(saved["sensitivity"]["sensitivity"]) >= {"proxy_sft", "proxy_rl"}
+    assert summary["final"] == saved["final"]
+    steps = {r["condition"]: r["step"] for r in saved["history"]}
+    assert steps == {"no_proxy": 8, "proxy_sft_quarter": 2}  # N/4 prompts -> a quarter of the steps
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="n_rl"):
+        RubricConfig(**{**TINY, "n_rl": 0})
+    with pytest.raises(ValueError, match="prompts_per_step"):
+        RubricConfig(**{**TINY, "prompts_per_step": 7, "n_minibatches": 2})
+    with pytest.raises(ValueError, match="unknown"):
+        split_params({"n_rll": 3})
+    with pytest.raises(ValueError, match="conditions"):
+        split_params({"conditions": ["proxy_magic"]})
+    with pytest.raises(ValueError, match="seeds"):
+        run_sweep(RubricConfig(**TINY), ["no_proxy"], [])
+    with pytest.raises(ValueError, match="name"):
+        run_condition(build_setup(RubricConfig(**TINY), 0), "proxy_magic")
+    assert set(CONDITIONS) >= {"no_proxy", "proxy_sft", "proxy_rl"}
