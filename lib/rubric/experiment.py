@@ -62,7 +62,7 @@ class RubricConfig:
     group_size: int = 8
     prompts_per_step: int = 32
     rl_epochs: int = 2
-    lr: float = 1e-4
+    lr: float = 3e-4
     beta: float = 0.01
     clip: float = 0.2
     n_minibatches: int = 2
