@@ -17,7 +17,8 @@ Layout written by :func:`write_event_file` (N events, J jet slots; structured fi
   ``pythia_version``, ``content_hash`` (sha256 over every dataset, see :func:`content_hash`).
 
 Files are written to a temporary name in the same folder and renamed, so a reader never
-sees a half-written file.
+sees a half-written file. Datasets are contiguous and uncompressed: compressed HDF5 edge chunks
+hold uninitialised bytes, which would make equal contents give different files.
 """
 
 from __future__ import annotations
@@ -114,8 +115,7 @@ def write_atomic(path: str | os.PathLike, arrays: dict[str, np.ndarray], attrs: 
         with h5py.File(tmp, "w", track_order=False) as f:
             for name in sorted(arrays):
                 a = np.ascontiguousarray(arrays[name])
-                f.create_dataset(name, data=a, track_times=False,
-                                 compression="lzf" if a.size > 1024 else None)
+                f.create_dataset(name, data=a, track_times=False)
             for k, v in sorted(attrs.items()):
                 f.attrs[k] = v
             f.attrs["content_hash"] = content_hash(arrays)
@@ -144,9 +144,7 @@ def concatenate_atomic(path: str | os.PathLike, parts: list[str | os.PathLike], 
                 total = sum(p.shape[0] for p in pieces)
                 shape = (total,) + pieces[0].shape[1:]
                 dtype = pieces[0].dtype
-                size = int(np.prod(shape))
-                ds = out.create_dataset(name, shape=shape, dtype=dtype, track_times=False,
-                                        compression="lzf" if size > 1024 else None)
+                ds = out.create_dataset(name, shape=shape, dtype=dtype, track_times=False)
                 _hash_update(h, name, dtype, shape)
                 start = 0
                 for p in pieces:
