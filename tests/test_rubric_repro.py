@@ -9,6 +9,7 @@ import torch
 import yaml
 
 from lib.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
+from lib.rubric import report
 from lib.rubric.sweep import main, run_sweep, split_params
 
 TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
@@ -62,6 +63,16 @@ def test_sweep_cli_writes_summary(tmp_path):
     assert summary["final"] == saved["final"]
     steps = {r["condition"]: r["step"] for r in saved["history"]}
     assert steps == {"no_proxy": 8, "proxy_sft_quarter": 2}  # N/4 prompts -> a quarter of the steps
+    # the chapter's view of the saved file agrees with the summary statistics
+    frames = report.frames_from_summary(saved)
+    fin = frames["final"]
+    assert len(fin) == 4 and set(fin["step"]) == {8, 2}
+    nums = report.contract_numbers(fin, frames["sensitivity"], prefix="full.")
+    assert np.isclose(nums["full.transfer.no_proxy"], t["mean"])
+    assert np.isclose(nums["full.verdict_acc_sd.proxy_sft_quarter"], saved["final"]["verdict_acc"]["proxy_sft_quarter"]["std"])
+    assert np.isclose(nums["full.sensitivity.proxy_rl"], saved["sensitivity"]["sensitivity"]["proxy_rl"]["mean"])
+    table = report.mean_sd_table(fin)
+    assert list(table.index) == ["no_proxy", "proxy_sft_quarter"] and (table["seeds"] == 2).all()
 
 
 def test_bad_parameters():

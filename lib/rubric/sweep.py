@@ -86,6 +86,7 @@ class SweepResult:
     sensitivity: pd.DataFrame  # one row per (seed, judge)
     cold_start: pd.DataFrame  # one row per seed
     seconds: dict
+    setups: dict | None = None  # seed -> Setup (not serialised)
 
     def summary(self) -> dict:
         """JSON-ready summary: mean, sample std and per-seed values of every final metric."""
@@ -150,7 +151,7 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, prog
             "setup": {str(s): setups[s].seconds for s in seeds}}
     return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
                        history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
-                       seconds=secs)
+                       seconds=secs, setups=setups)
 
 
 def write_json(obj: dict, path) -> Path:

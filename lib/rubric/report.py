@@ -1,0 +1,120 @@
+"""Tables, contract numbers and plots of the proxy-rubric results (live sweep or saved summary)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .evaluate import METRICS
+
+#: Metrics named in the chapter's results contract, with their JSON prefix.
+CONTRACT = {"transfer": "transfer", "transfer_rule": "transfer_rule", "verdict_acc": "verdict_acc",
+            "rationalisation": "rationalisation"}
+#: Proxies whose rubric sensitivity is part of the contract (judge name -> contract name).
+SENSITIVITY = {"proxy_sft": "proxy_sft", "proxy_rl": "proxy_rl", "proxy_follow": "proxy_follow",
+               "ensemble": "ensemble3"}
+
+LABELS = {"verdict_acc": "verdict accuracy", "transfer": "transfer (learned judge E2)",
+          "transfer_rule": "transfer (rule follower E1)", "rationalisation": "rationalisation rate",
+          "rubric_f1": "rubric F1 vs hidden criteria", "faithfulness": "eval faithfulness",
+          "consistency": "verdict-eval consistency", "proxy_acc": "training-proxy accuracy",
+          "format": "format pass rate", "generic_share": "share of generic rubrics"}
+
+
+def final_frame(history: pd.DataFrame) -> pd.DataFrame:
+    """Test metrics at the last evaluated step of every (seed, condition), without the ``test_`` prefix."""
+    need = {"seed", "condition", "step", "test_verdict_acc"}
+    if not need <= set(history.columns):
+        raise ValueError(f"history lacks columns {sorted(need - set(history.columns))}")
+    ev = history.dropna(subset=["test_verdict_acc"])
+    last = ev.loc[ev.groupby(["seed", "condition"], sort=False)["step"].idxmax()]
+    cols = {f"test_{m}": m for m in METRICS}
+    return last[["seed", "condition", "step", *cols]].rename(columns=cols).reset_index(drop=True)
+
+
+def frames_from_summary(summary: dict) -> dict:
+    """``history``, ``final``, ``sensitivity`` DataFrames from a summary written by the sweep."""
+    if not isinstance(summary, dict) or "history" not in summary:
+        raise ValueError("summary must be a sweep summary with a 'history' list")
+    hist = pd.DataFrame(summary["history"]).astype({"step": int})
+    hist = hist.apply(lambda c: pd.to_numeric(c) if c.name not in ("condition",) else c)
+    sens = summary["sensitivity"]
+    rows = []
+    for judge, stats in sens["sensitivity"].items():
+        for i, seed in enumerate(summary["seeds"]):
+            rows.append({"seed": seed, "judge": judge,
+                         **{col: sens[col][judge]["values"][i] for col in sens}})
+    return {"history": hist, "final": final_frame(hist), "sensitivity": pd.DataFrame(rows)}
+
+
+def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "transfer_rule", "rationalisation",
+                                                "rubric_f1", "faithfulness"), conditions=None) -> pd.DataFrame:
+    """One row per condition: ``mean ± sd (n)`` strings of each metric over seeds (4 decimals)."""
+    conditions = list(dict.fromkeys(final["condition"])) if conditions is None else list(conditions)
+    rows = {}
+    for c in conditions:
+        g = final[final["condition"] == c]
+        if g.empty:
+            raise ValueError(f"conditions: {c!r} has no results")
+        row = {}
+        for m in metrics:
+            v = g[m].to_numpy(dtype=float)
+            sd = f" ± {np.std(v, ddof=1):.4f}" if len(v) > 1 else ""
+            row[LABELS.get(m, m)] = f"{np.mean(v):.4f}{sd}"
+        row["seeds"] = len(g)
+        rows[c] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def contract_numbers(final: pd.DataFrame, sensitivity: pd.DataFrame, *, prefix: str = "",
+                     extra_metrics=("rubric_f1", "faithfulness", "consistency")) -> dict:
+    """Flat ``name -> value`` numbers: the contract keys (seed means) plus spreads and extra metrics.
+
+    Keys: ``<metric>.<condition>`` and ``<metric>_sd.<condition>`` (when there are several
+    seeds) for the contract metrics and ``extra_metrics``; ``sensitivity.<proxy>`` and
+    ``sensitivity_random.<proxy>``.
+    """
+    out = {}
+    for m in (*CONTRACT, *extra_metrics):
+        for c, g in final.groupby("condition", sort=False):
+            v = g[m].to_numpy(dtype=float)
+            out[f"{prefix}{m}.{c}"] = float(np.mean(v))
+            if len(v) > 1:
+                out[f"{prefix}{m}_sd.{c}"] = float(np.std(v, ddof=1))
+    out.update(sensitivity_numbers(sensitivity, prefix=prefix))
+    return out
+
+
+def sensitivity_numbers(sensitivity: pd.DataFrame, *, prefix: str = "") -> dict:
+    """``sensitivity.<proxy>`` and ``sensitivity_random.<proxy>`` (seed means) for the proxies present."""
+    out = {}
+    for judge, name in SENSITIVITY.items():
+        g = sensitivity[sensitivity["judge"] == judge]
+        if g.empty:
+            continue
+        out[f"{prefix}sensitivity.{name}"] = float(g["sensitivity"].mean())
+        out[f"{prefix}sensitivity_random.{name}"] = float(g["sensitivity_random"].mean())
+    return out
+
+
+def long_history(history: pd.DataFrame, metrics) -> pd.DataFrame:
+    """Evaluated steps in long form: seed, condition, step, metric (label), value."""
+    ev = history.dropna(subset=["test_verdict_acc"])
+    cols = [f"test_{m}" for m in metrics]
+    df = ev.melt(id_vars=["seed", "condition", "step"], value_vars=cols, var_name="metric", value_name="value")
+    df["metric"] = df["metric"].str[5:].map(lambda m: LABELS.get(m, m))
+    return df
+
+
+def plot_over_steps(history: pd.DataFrame, metrics, *, conditions=None, col_wrap: int = 3, height: float = 2.6):
+    """Seaborn grid of test metrics over GRPO steps, one panel per metric (band: sd over seeds)."""
+    import seaborn as sns
+
+    df = long_history(history, metrics)
+    if conditions is not None:
+        df = df[df["condition"].isin(conditions)]
+    g = sns.relplot(data=df, x="step", y="value", hue="condition", col="metric", kind="line", col_wrap=col_wrap,
+                    height=height, aspect=1.25, errorbar="sd", facet_kws={"sharey": False}, hue_order=conditions)
+    g.set_titles("{col_name}")
+    g.set_axis_labels("GRPO step (rollout batches)", "value on held-out pairs")
+    return g
