@@ -11,11 +11,18 @@ from __future__ import annotations
 import copy
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from tqdm import TqdmWarning
+
+with warnings.catch_warnings():
+    # without ipywidgets, tqdm.auto warns on import inside Jupyter and falls back to the text
+    # bar, which is what we want: keep that warning out of every chapter's output
+    warnings.simplefilter("ignore", TqdmWarning)
+    from tqdm.auto import tqdm
 
 __all__ = ["TrainHistory", "fit", "check_tensors"]
 
@@ -230,7 +237,7 @@ def fit(
             loss = loss_fn(model, batch)
             if not bool(torch.isfinite(loss)):
                 raise FloatingPointError(
-                    f"{desc}: non-finite training loss ({float(loss)}) at epoch {epoch}, "
+                    f"{desc}: non-finite training loss ({float(loss.detach())}) at epoch {epoch}, "
                     f"batch starting at event {batch_start}"
                 )
             optimizer.zero_grad(set_to_none=True)
