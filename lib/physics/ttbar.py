@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -137,11 +139,22 @@ def load_or_generate(n_events: int, seed: int = 0, mode: str = "shower", n_worke
         for job in todo:
             bar.update(generate_chunk_file(job, chunk_dir)[1])
     else:
+        # Fresh interpreters (spawn): no fork of a parent that may hold torch or BLAS threads.
+        # A worker that cannot start raises BrokenProcessPool instead of hanging.
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(min(int(n_workers), len(todo))) as pool:
-            args = [(job, chunk_dir) for job in todo]
-            for _, done in pool.imap_unordered(_generate_star, args):
-                bar.update(done)
+        with ProcessPoolExecutor(min(int(n_workers), len(todo)), mp_context=ctx) as pool:
+            futures = [pool.submit(generate_chunk_file, job, chunk_dir) for job in todo]
+            try:
+                for future in as_completed(futures):
+                    bar.update(future.result()[1])
+            except BrokenProcessPool as err:
+                raise RuntimeError("a generation worker died; with n_workers > 1 the main module must be "
+                                   "importable (a script, a notebook), not stdin; finished chunks are kept, "
+                                   "so a rerun resumes") from err
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
     bar.close()
 
     parts = [_chunk_path(chunk_dir, j) for j in jobs]
@@ -154,10 +167,6 @@ def load_or_generate(n_events: int, seed: int = 0, mode: str = "shower", n_worke
     except OSError:
         pass
     return final
-
-
-def _generate_star(args: tuple) -> tuple[int, int]:
-    return generate_chunk_file(*args)
 
 
 def read_events(path: str | os.PathLike) -> dict[str, np.ndarray]:
