@@ -10,7 +10,7 @@ import yaml
 
 from lib.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
 from lib.rubric import report
-from lib.rubric.sweep import main, run_sweep, split_params
+from lib.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
 TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
             ensemble_size=3, e2_n=128, e2_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
@@ -73,6 +73,24 @@ def test_sweep_cli_writes_summary(tmp_path):
     assert np.isclose(nums["full.sensitivity.proxy_rl"], saved["sensitivity"]["sensitivity"]["proxy_rl"]["mean"])
     table = report.mean_sd_table(fin)
     assert list(table.index) == ["no_proxy", "proxy_sft_quarter"] and (table["seeds"] == 2).all()
+    # a second sweep adds conditions to the same file
+    merged = main(["--params", str(pfile), "--out", str(out), "--workers", "1", "--no-progress",
+                   "--conditions", "agg_gate_follow", "--merge", str(out)])
+    assert merged["conditions"] == ["no_proxy", "proxy_sft_quarter", "agg_gate_follow"]
+    assert merged["final"]["transfer"]["no_proxy"] == t
+    assert len(report.frames_from_summary(json.loads(out.read_text()))["final"]) == 6
+    other = dict(saved, seeds=[0, 2])
+    with pytest.raises(ValueError, match="seeds"):
+        merge_summaries(saved, other)
+
+
+def test_every_condition_runs(tiny_setup):
+    for name in CONDITIONS:
+        r = run_condition(tiny_setup, name, max_steps=1)
+        assert r["steps"] == 1 and np.isfinite(r["final"]["transfer"])
+    no_ens = build_setup(RubricConfig(**{**TINY, "ensemble_size": 0}), 0)
+    with pytest.raises(ValueError, match="ensemble_size"):
+        run_condition(no_ens, "ensemble3_follow", max_steps=1)
 
 
 def test_bad_parameters():

@@ -76,7 +76,7 @@ class RubricConfig:
             if f.type in ("int", int):
                 if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                     raise ValueError(f"{f.name} must be an int, got {v!r}")
-                lo = 0 if f.name in ("n_generic",) else 1
+                lo = 0 if f.name in ("n_generic", "ensemble_size") else 1
                 if v < lo:
                     raise ValueError(f"{f.name} must be >= {lo}, got {v!r}")
             else:
@@ -133,13 +133,23 @@ CONDITIONS = {
     "proxy_rl": Condition(proxy="rl", note="additive, Proxy-RL"),
     "proxy_follow": Condition(proxy="follow", note="additive, Proxy-SFT on rubric-following targets"),
     "ensemble3": Condition(proxy="sft", ensemble=True, note="additive, mean vote of bootstrap Proxy-SFTs"),
+    "ensemble3_follow": Condition(proxy="follow", ensemble=True,
+                                  note="additive, mean vote of bootstrap Proxy-SFT-follows"),
     "agg_and_gate": Condition(proxy="sft", mode="and_gate", note="use_fb=1"),
     "agg_gate": Condition(proxy="sft", mode="gate", note="use_fb=2"),
     "agg_modulated": Condition(proxy="sft", mode="modulated", note="use_fb=3"),
     "agg_implicit": Condition(proxy="sft", mode="implicit", note="use_fb=7"),
+    "agg_and_gate_follow": Condition(proxy="follow", mode="and_gate", note="use_fb=1, Proxy-SFT-follow"),
+    "agg_gate_follow": Condition(proxy="follow", mode="gate", note="use_fb=2, Proxy-SFT-follow"),
+    "agg_modulated_follow": Condition(proxy="follow", mode="modulated", note="use_fb=3, Proxy-SFT-follow"),
+    "agg_implicit_follow": Condition(proxy="follow", mode="implicit", note="use_fb=7, Proxy-SFT-follow"),
     "proxy_sft_quarter": Condition(proxy="sft", data_fraction=0.25, note="Proxy-SFT, N/4 RL prompts"),
+    "proxy_follow_quarter": Condition(proxy="follow", data_fraction=0.25, note="Proxy-SFT-follow, N/4 RL prompts"),
     "no_proxy_quarter": Condition(proxy=None, data_fraction=0.25, note="no proxy, N/4 RL prompts"),
 }
+
+#: Proxy kinds that get a bootstrap ensemble of ``ensemble_size`` members (setup key, member seed offset).
+ENSEMBLES = {"sft": ("ensemble", 100), "follow": ("ensemble_follow", 200)}
 
 
 def _rng(seed: int, tag: int) -> np.random.Generator:
@@ -199,20 +209,24 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
         "rl": train_proxy(world, proxy_pool, pool_flags, "rl", seed=seed, epochs=c.proxy_epochs),
         "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, epochs=c.proxy_epochs),
     }
-    members = []
-    for m in range(c.ensemble_size):
-        idx = _rng(seed, 100 + m).integers(0, n, n)
-        members.append(train_proxy(world, head.subset(idx), pool_flags[idx], "sft", seed=seed * 1000 + 100 + m,
-                                   epochs=c.proxy_epochs))
-    proxies["ensemble"] = members
+    for kind, (key, offset) in ENSEMBLES.items():
+        members = []
+        for m in range(c.ensemble_size):
+            idx = _rng(seed, offset + m).integers(0, n, n)
+            members.append(train_proxy(world, head.subset(idx), pool_flags[idx], kind,
+                                       seed=seed * 1000 + offset + m, epochs=c.proxy_epochs))
+        if members:
+            proxies[key] = members
     secs["proxies"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     judge_e2 = train_set_judge(world, n=c.e2_n, seed=seed + 7919, epochs=c.e2_epochs)
     secs["judge_e2"] = time.perf_counter() - t2
-    sens = rubric_sensitivity({"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"],
-                               "proxy_follow": proxies["follow"], "ensemble": Ensemble(members),
-                               "judge_e2": judge_e2, "judge_rule": RuleJudge()},
-                              world, test_pairs, _rng(seed, 8))
+    judges = {"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"], "proxy_follow": proxies["follow"]}
+    for key, _ in ENSEMBLES.values():
+        if key in proxies:
+            judges[key] = Ensemble(proxies[key])
+    judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge()})
+    sens = rubric_sensitivity(judges, world, test_pairs, _rng(seed, 8))
     sens.insert(0, "seed", seed)
     prompts = encode_prompts(world, test_pairs)
     comp, _ = generate(policy, vocab, prompts, c.max_new, greedy=True)
@@ -256,7 +270,10 @@ def condition_proxy(setup: Setup, cond: Condition):
     if cond.proxy is None:
         return None
     if cond.ensemble:
-        return Ensemble(setup.proxies["ensemble"])
+        key = ENSEMBLES[cond.proxy][0]
+        if key not in setup.proxies:
+            raise ValueError(f"condition needs an ensemble of {cond.proxy!r} proxies: set ensemble_size >= 1")
+        return Ensemble(setup.proxies[key])
     return setup.proxies[cond.proxy]
 
 

@@ -12,7 +12,7 @@ CONTRACT = {"transfer": "transfer", "transfer_rule": "transfer_rule", "verdict_a
             "rationalisation": "rationalisation"}
 #: Proxies whose rubric sensitivity is part of the contract (judge name -> contract name).
 SENSITIVITY = {"proxy_sft": "proxy_sft", "proxy_rl": "proxy_rl", "proxy_follow": "proxy_follow",
-               "ensemble": "ensemble3"}
+               "ensemble": "ensemble3", "ensemble_follow": "ensemble3_follow"}
 
 LABELS = {"verdict_acc": "verdict accuracy", "transfer": "transfer (learned judge E2)",
           "transfer_rule": "transfer (rule follower E1)", "rationalisation": "rationalisation rate",

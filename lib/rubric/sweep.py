@@ -170,6 +170,30 @@ def write_json(obj: dict, path) -> Path:
     return path
 
 
+def merge_summaries(base: dict, extra: dict) -> dict:
+    """Add the conditions of ``extra`` to ``base`` (same config and seeds; shared judges must agree).
+
+    Conditions present in both are taken from ``extra``.
+    """
+    for key in ("config", "seeds"):
+        if base.get(key) != extra.get(key):
+            raise ValueError(f"extra: its {key} differs from the base summary's; cannot merge")
+    sb, se = base["sensitivity"]["sensitivity"], extra["sensitivity"]["sensitivity"]
+    for judge in set(sb) & set(se):
+        if not np.allclose(sb[judge]["values"], se[judge]["values"]):
+            raise ValueError(f"extra: judge {judge!r} differs from the base summary's (setups not reproduced)")
+    new = list(extra["conditions"])
+    out = dict(base)
+    out["conditions"] = [c for c in base["conditions"] if c not in new] + new
+    out["final"] = {m: {**{c: v for c, v in base["final"].get(m, {}).items() if c not in new},
+                        **extra["final"].get(m, {})} for m in set(base["final"]) | set(extra["final"])}
+    sens = {col: {**base["sensitivity"][col], **extra["sensitivity"].get(col, {})} for col in base["sensitivity"]}
+    out["sensitivity"] = sens
+    out["history"] = [r for r in base["history"] if r["condition"] not in new] + list(extra["history"])
+    out["seconds"] = {"base": base.get("seconds"), "extra": extra.get("seconds")}
+    return out
+
+
 def load_summary(path) -> dict | None:
     """The summary written by :func:`main`, or None when the file does not exist."""
     path = Path(path)
@@ -184,14 +208,25 @@ def main(argv=None) -> dict:
     p.add_argument("--params", default="params/full/04_proxy_rubric.yaml", help="profile yaml")
     p.add_argument("--out", default="results/full/04_proxy_rubric.json", help="output JSON")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
+    p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     with open(args.params) as fh:
         params = yaml.safe_load(fh) or {}
     config, seeds, conditions = split_params(params)
+    if args.conditions:
+        conditions = check_conditions(args.conditions)
+    base = None
+    if args.merge:
+        base = load_summary(args.merge)
+        if base is None:
+            raise ValueError(f"--merge: {args.merge} does not exist")
     res = run_sweep(config, conditions, seeds, workers=args.workers, progress=not args.no_progress)
     summary = res.summary()
     summary["params_file"] = str(args.params)
+    if base is not None:
+        summary = merge_summaries(base, summary)
     write_json(summary, args.out)
     print(f"wrote {args.out} ({len(seeds)} seeds x {len(conditions)} conditions, {res.seconds['total']:.0f} s)")
     return summary
