@@ -7,11 +7,11 @@ Layout written by :func:`write_event_file` (N events, J jet slots; structured fi
   l+ first.
 * ``delphes/jets`` (N, J): ``pt, eta, phi, energy, is_tagged``, zero-padded, leading pT first.
 * ``delphes/neutrinos`` (N, 2): ``PDGID, pt, eta, phi, mass``; nu (from W+) then nubar.
-* ``delphes/njets``, ``delphes/nbjets`` (N,) int; ``delphes/jets_indices`` (N, J) int:
+* ``delphes/njets``, ``delphes/nbjets`` (N,) int64; ``delphes/jets_indices`` (N, J) int8:
   0 = jet matched to the b, 1 = to the bbar, -1 otherwise.
 * ``truth/*``: float64 (N, 2, 4) four-vectors (px, py, pz, E) ``top_p4``, ``w_p4``,
-  ``b_p4``, ``lep_born_p4``, ``lep_final_p4``, ``nu_p4``; int (N, 2) ``lep_born_pdgid``,
-  ``lep_final_pdgid``, ``nu_pdgid``; (N, J) ``jet_flavour`` (5, 4, 0).
+  ``b_p4``, ``lep_born_p4``, ``lep_final_p4``, ``nu_p4``; int32 (N, 2) ``lep_born_pdgid``,
+  ``lep_final_pdgid``, ``nu_pdgid``; int8 (N, J) ``jet_flavour`` (5, 4, 0).
 * Root attributes: ``format`` = ``"pointwise-ttbar"``, ``format_version``, ``config``
   (JSON), ``seed``, ``n_events_requested``, ``n_generated``, ``n_truth_failed``,
   ``pythia_version``, ``content_hash`` (sha256 over every dataset, see :func:`content_hash`).
@@ -75,13 +75,13 @@ def schema_arrays(events: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             "mass": fv.mass(nu)}),
         "delphes/njets": events["n_jets"].astype(np.int64),
         "delphes/nbjets": events["n_bjets"].astype(np.int64),
-        "delphes/jets_indices": events["jet_truth_index"].astype(np.int64),
-        "truth/jet_flavour": events["jet_flavour"].astype(np.int64),
+        "delphes/jets_indices": events["jet_truth_index"].astype(np.int8),
+        "truth/jet_flavour": events["jet_flavour"].astype(np.int8),
     }
     for k in TRUTH_P4:
         out[f"truth/{k}"] = events[k].astype(np.float64)
     for k in TRUTH_IDS:
-        out[f"truth/{k}"] = events[k].astype(np.int64)
+        out[f"truth/{k}"] = events[k].astype(np.int32)
     return out
 
 

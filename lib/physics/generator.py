@@ -127,13 +127,20 @@ def flatten_batch(batch) -> FlatRecord:
 
 
 def generate_batches(config: GenerationConfig, pythia_seed: int, n_events: int):
-    """Yield :class:`FlatRecord` batches (``config.batch_events`` each) totalling ``n_events``."""
+    """Yield :class:`FlatRecord` batches (``config.batch_events`` each) totalling ``n_events``.
+
+    Events Pythia fails to generate are skipped (``nextBatch`` error mode ``"skip"``) and
+    replaced by further events, so the total is always ``n_events``.
+    """
     pythia = make_pythia(config, pythia_seed)
-    done = 0
+    done, empty = 0, 0
     while done < n_events:
-        size = min(int(config.batch_events), n_events - done)
-        batch = pythia.nextBatch(size)
-        if len(batch) != size:
-            raise RuntimeError(f"Pythia returned {len(batch)} events instead of {size}")
-        done += size
+        batch = pythia.nextBatch(min(int(config.batch_events), n_events - done))
+        if len(batch) == 0:
+            empty += 1
+            if empty == 3:
+                raise RuntimeError("Pythia failed to generate events three times in a row")
+            continue
+        empty = 0
+        done += len(batch)
         yield flatten_batch(batch)
