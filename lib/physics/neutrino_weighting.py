@@ -3,11 +3,12 @@
 For an assumed neutrino pseudorapidity eta, the W-mass constraint (l + nu)^2 = mW^2 and the
 top-mass constraint (l + b + nu)^2 = mt^2 are two equations linear in (nu_x, nu_y) once
 pT(nu) is fixed, so (nu_x, nu_y) = pT u + v, and nu_x^2 + nu_y^2 = pT^2 is a quadratic in pT
-with up to two roots (:func:`solve_neutrino`). Scanning eta (nu) and eta (nubar) over a grid,
-top masses over a few points of the Breit-Wigner, both roots, and the lepton-b assignments of
-the candidate b-jets, each (nu, nubar) solution pair gets the weight
+with up to two roots (:func:`solve_neutrino`). The scan runs over eta(nu) and eta(nubar) on a
+grid, with top and W masses drawn along the grid from their Breit-Wigner line shapes (widened
+by the detector resolution), over both roots, and over the lepton-b assignments of the
+candidate b-jets. Each (nu, nubar) solution pair gets the weight
 
-    w = exp(-|pT(nu) + pT(nubar) - MET|^2 / (2 sigma_MET^2)) * p(eta) p(eta_bar) * BW(mt) BW(mt_bar)
+    w = exp(-|pT(nu) + pT(nubar) - MET|^2 / (2 sigma_MET^2)) * p(eta) * p(eta_bar)
 
 with a Gaussian pseudorapidity prior p(eta). The result per event is this weighted set of
 solutions: its best point, its weighted mean, m draws from it, and its k heaviest members.
@@ -57,7 +58,7 @@ class WeightingConfig:
         Mean pT(jet) / pT(b quark) of b-jets; jets are divided by it before solving (1 for
         parton-level inputs).
     chunk_events : int
-        Events per vectorised block (memory ~ chunk * 6 * (2 * len(eta_grid) * points)^2 * 8 B).
+        Events per vectorised block (memory about chunk * 6 * (2 * len(eta_grid))^2 * 12 bytes).
     """
 
     eta_grid: tuple = field(default_factory=lambda: tuple(float(x) for x in np.linspace(-4.0, 4.0, 41)))
