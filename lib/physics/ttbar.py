@@ -17,7 +17,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .chunks import ChunkJob, plan_chunks, run_chunk
-from .config import GenerationConfig, default_batch_events, default_chunk_events
+from .config import MODES, GenerationConfig, default_batch_events, default_chunk_events
 from .event_file import (FORMAT, FORMAT_VERSION, concatenate_atomic, read_attrs, schema_arrays,
                          stored_hash_matches, write_atomic)
 from .event_reader import read_event_file
@@ -34,8 +34,9 @@ def default_cache_dir() -> Path:
 
 def make_config(mode: str = "shower", **overrides) -> GenerationConfig:
     """:class:`GenerationConfig` for ``mode`` with chunk and batch sizes suited to it."""
-    kwargs = {"chunk_events": default_chunk_events(mode) if mode in ("parton", "shower", "full") else 1,
-              "batch_events": default_batch_events(mode) if mode in ("parton", "shower", "full") else 1}
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    kwargs = {"chunk_events": default_chunk_events(mode), "batch_events": default_batch_events(mode)}
     kwargs.update(overrides)
     return GenerationConfig(mode=mode, **kwargs)
 
