@@ -6,9 +6,9 @@ import pytest
 from lib.physics import chunks, ttbar
 from lib.physics import fourvectors as fv
 from lib.physics.kinematics import reconstruct_ttbar
-from lib.physics.neutrino_weighting import (WeightingConfig, WeightingResult, candidate_assignments,
-                                            fallback_solution, neutrino_weighting_samples, sample_solutions,
-                                            solve_neutrino, truth_level_inputs, weigh_solutions)
+from lib.physics.neutrino_weighting import (WeightingConfig, WeightingResult, calibrate, candidate_assignments,
+                                            detector_level_inputs, fallback_solution, neutrino_weighting_samples,
+                                            sample_solutions, solve_neutrino, truth_level_inputs, weigh_solutions)
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +133,18 @@ def test_sampler_interface_on_detector_events(tmp_path):
     assert hit.all()
     rec = reconstruct_ttbar(events["lep_p4"], bjets, samples)
     assert rec["m_ttbar"].shape == (n, 7) and np.all(np.isfinite(rec["m_ttbar"]))
+
+
+def test_calibrated_detector_level_beats_the_trivial_guess(tmp_path):
+    events = ttbar.read_events(ttbar.load_or_generate(2000, seed=8, mode="shower", cache_dir=tmp_path, progress=False))
+    half = len(events["met"]) // 2
+    train = {k: v[:half] for k, v in events.items() if k != "n_generated"}
+    test = {k: v[half:] for k, v in events.items() if k != "n_generated"}
+    cfg = calibrate(train)
+    assert 0.9 < cfg.bjet_response < 1.02 and 5.0 < cfg.met_sigma < 40.0
+    res = weigh_solutions(**detector_level_inputs(test), config=cfg)
+    true = test["neutrino_momenta"]
+    trivial = fallback_solution(test["met"])
+    assert res.has_solution.mean() > 0.8  # measured 0.91 on 3,800 events
+    mae = lambda est: np.mean(np.abs(est[..., 2] - true[..., 2]))  # noqa: E731
+    assert mae(res.mean) < 0.92 * mae(trivial)  # measured 0.81 on 3,800 events
