@@ -59,6 +59,10 @@ def bench_generation(n: int, seed: int) -> None:
           f"   selected {len(out['met']) / n:.3f}")
     print(f"  ratio end-to-end / bare:              {bw / ew:7.3f} wall      {bc / ec:7.3f} CPU"
           f"   (goal >= 0.67; target >= 1400 ev/s/core)")
+    n_full = max(n // 12, 50)
+    out, fw, fc = timed(lambda: chunks.run_chunk(chunks.ChunkJob(seed, 0, n_full, ttbar.make_config("full"))))
+    print(f"  full simulation (MPI + hadronisation), {n_full} events end to end: {n_full / fw:5.0f} ev/s wall"
+          f"  {n_full / fc:5.0f} ev/CPU-s   selected {len(out['met']) / n_full:.3f}")
 
 
 def children_cpu() -> float:
