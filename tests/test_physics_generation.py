@@ -43,7 +43,7 @@ def test_few_hundred_events_take_seconds(shower_file):
 def test_truth_masses_and_one_object_of_each(shower_events):
     ev = shower_events
     n = len(ev["met"])
-    assert 0.25 * 800 < n < 0.55 * 800  # selection efficiency ~0.39 in the feasibility notes
+    assert 0.2 * 800 < n < 0.45 * 800  # selection efficiency measured 0.29 on 10k events
     top_m = fv.mass(ev["top_p4"])
     w_m = fv.mass(ev["w_p4"])
     assert np.median(top_m) == pytest.approx(172.5, abs=0.5)
@@ -68,11 +68,16 @@ def test_detector_objects(shower_events):
     assert np.all(ev["jet_pt"][ev["jet_mask"]] > 25)
     assert np.all(ev["jet_pt"][~ev["jet_mask"]] == 0)
     assert np.all(np.diff(ev["jet_pt"], axis=1) <= 0)  # leading first, zero padding last
-    # Smeared leptons stay close to the truth leptons; MET to the neutrinos.
+    # Dressed, smeared leptons stay close to the truth leptons; MET to the neutrinos.
     rel = ev["lep_pt"] / fv.pt(ev["lep_truth_p4"]) - 1
-    assert 0.002 < np.std(rel) < 0.1
+    q25, q50, q75 = np.percentile(rel, [25, 50, 75])
+    assert abs(q50) < 0.01 and 0.002 < (q75 - q25) / 1.349 < 0.05
+    assert np.all(rel > -0.5)
     met_res = ev["met"] - ev["nu_p4"][..., :2].sum(1)
     assert 3.0 < np.std(met_res) < 25.0
+    # Isolation leaves no jet on top of a lepton.
+    dr = fv.delta_r(ev["jet_eta"][:, :, None], ev["jet_phi"][:, :, None], ev["lep_eta"][:, None], ev["lep_phi"][:, None])
+    assert np.mean(dr[ev["jet_mask"]].min(-1) < 0.4) < 0.01
     # Matched b-jets are mostly b-tagged, other jets rarely.
     matched = ev["jet_truth_index"] >= 0
     assert ev["jet_btag"][matched].mean() > 0.6
@@ -253,3 +258,20 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     assert ttbar.default_cache_dir() == tmp_path
     monkeypatch.delenv("POINTWISE_CACHE")
     assert ttbar.default_cache_dir() == ttbar.REPO_ROOT / "data_cache"
+
+
+def test_dressing_and_isolation():
+    cfg = DetectorConfig()
+    # Event 0: a lepton along +x, a photon 0.05 away (dressed), a 10 GeV particle 0.3 away
+    # (in the isolation cone), a 10 GeV particle 1.0 away (outside); the second lepton along -x.
+    lep = np.array([[fv.from_pt_eta_phi_m(50.0, 0.0, 0.0, 0.0), fv.from_pt_eta_phi_m(40.0, 0.0, np.pi, 0.0)]])
+    parts = np.array([fv.from_pt_eta_phi_m(5.0, 0.05, 0.0, 0.0), fv.from_pt_eta_phi_m(10.0, 0.3, 0.0, 0.0),
+                      fv.from_pt_eta_phi_m(10.0, 1.0, 0.0, 0.0)])
+    rec = type("Rec", (), {})()
+    rec.p4, rec.pid, rec.event, rec.n_events = parts, np.array([22, 21, 21]), np.zeros(3, dtype=int), 1
+    visible = np.ones(3, dtype=bool)
+    dressed, iso = detector.dress_and_isolate(rec, visible, lep, np.ones((1, 2), dtype=bool), cfg)
+    np.testing.assert_allclose(dressed[0, 0], lep[0, 0] + parts[0])
+    np.testing.assert_allclose(dressed[0, 1], lep[0, 1])
+    np.testing.assert_array_equal(visible, [False, True, True])
+    np.testing.assert_allclose(iso, [[10.0, 0.0]])

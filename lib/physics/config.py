@@ -28,7 +28,7 @@ class DetectorConfig:
       70% working point, the one used by the nu2flows / RODEM Delphes samples.
     * nu2flows / RODEM data sets (zenodo 7737248, 12117432): anti-kt R = 0.4.
     * Common analysis choices (not a card value): lepton and jet pT > 25 GeV, |eta| < 2.5,
-      MET soft-term noise 0.5 * sqrt(sum ET) per component.
+      MET soft-term noise 0.5 * sqrt(sum ET) per component, lepton dressing cone 0.1.
 
     Attributes
     ----------
@@ -59,6 +59,13 @@ class DetectorConfig:
         track with its calorimeter deposit.
     lepton_min_pt, lepton_max_abs_eta : float
         Lepton selection (GeV, |eta|).
+    dress_dr : float
+        Photons within this Delta R of a lepton are added to it (the usual dressed-lepton cone
+        of particle-level analyses, 0.1), as a calorimeter merges them with the lepton.
+    isolation_dr, isolation_min_pt, electron_isolation_max, muon_isolation_max : float
+        Isolation of ``delphes_card_ATLAS.tcl`` (``ElectronIsolation``, ``MuonIsolation``):
+        the scalar pT sum of other visible particles above 0.5 GeV within Delta R 0.5 must be
+        below 0.12 (e) / 0.25 (mu) times the lepton pT; a non-isolated lepton is lost.
     btag_b, btag_c, btag_light : tuple of float
         ``b_tag_70.tcl``: eff_b = a tanh(b pT) * 30 / (1 + c pT), eff_c = a tanh(b pT) / (1 + c pT),
         eff_light = a + b pT, applied for |eta| < ``btag_max_abs_eta``.
@@ -97,6 +104,11 @@ class DetectorConfig:
     ecal_stochastic: float = 0.101
     lepton_min_pt: float = 25.0
     lepton_max_abs_eta: float = 2.5
+    dress_dr: float = 0.1
+    isolation_dr: float = 0.5
+    isolation_min_pt: float = 0.5
+    electron_isolation_max: float = 0.12
+    muon_isolation_max: float = 0.25
     btag_b: tuple = (1.364, 0.00237, 0.11063)
     btag_c: tuple = (0.090, 0.61605, 0.00124)
     btag_light: tuple = (0.00352, 5.1e-6)

@@ -129,6 +129,34 @@ def match_b_quarks(jet_eta, jet_phi, mask, b_p4: np.ndarray, max_dr: float) -> n
     return out
 
 
+def dress_and_isolate(rec: FlatRecord, visible: np.ndarray, lep_p4: np.ndarray, has: np.ndarray,
+                      cfg: DetectorConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Dress the two leptons with nearby photons and measure their isolation.
+
+    Visible photons within ``dress_dr`` of a lepton are added to the nearest one and removed
+    from ``visible`` (in place). Returns the dressed four-vectors (n, 2, 4) and the scalar pT
+    sum (n, 2) of the other visible particles above ``isolation_min_pt`` within
+    ``isolation_dr`` of each lepton.
+    """
+    n = rec.n_events
+    rows = np.flatnonzero(visible)
+    ev = rec.event[rows]
+    p = rec.p4[rows]
+    p_pt, p_eta, p_phi = fv.pt(p), fv.eta(p), fv.phi(p)
+    safe = np.where(has[..., None], lep_p4, 1.0)
+    dr = np.where(has[ev], fv.delta_r(p_eta[:, None], p_phi[:, None], fv.eta(safe)[ev], fv.phi(safe)[ev]), np.inf)
+    nearest = np.argmin(dr, axis=1)
+    dressing = (rec.pid[rows] == 22) & (dr.min(axis=1) < cfg.dress_dr)
+    dressed = lep_p4.copy()
+    np.add.at(dressed, (ev[dressing], nearest[dressing]), p[dressing])
+    visible[rows[dressing]] = False
+    cone = (dr < cfg.isolation_dr) & ~dressing[:, None] & (p_pt > cfg.isolation_min_pt)[:, None]
+    iso = np.zeros((n, 2))
+    for k in (0, 1):
+        iso[:, k] = np.bincount(ev, p_pt * cone[:, k], n)
+    return dressed, iso
+
+
 def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
                       rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Detector-level objects and the selection flag of every event of a batch.
@@ -136,7 +164,7 @@ def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
     Returns
     -------
     dict
-        ``lep_p4`` (n, 2, 4) smeared l+, l-; ``lep_flavour`` (n, 2) 0 = e, 1 = mu;
+        ``lep_p4`` (n, 2, 4) dressed and smeared l+, l-; ``lep_flavour`` (n, 2) 0 = e, 1 = mu;
         ``jet_p4`` (n, J, 4) leading selected jets, zero-padded; ``jet_mask``, ``jet_btag``
         (n, J) bool; ``jet_flavour`` (n, J) 5/4/0; ``jet_truth_index`` (n, J) 0 = b, 1 = bbar,
         -1 other; ``n_jets``, ``n_bjets`` (n,); ``met`` (n, 2) x, y; ``selected`` (n,) bool.
@@ -147,6 +175,8 @@ def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
     visible = (rec.status > 0) & ~np.isin(abs_id, _NEUTRINOS) & (np.abs(p_eta) < cfg.visible_max_abs_eta)
     lep_rows = truth["lep_final_row"]
     visible[lep_rows[lep_rows >= 0]] = False
+    has = lep_rows >= 0
+    dressed_lep, lep_iso = dress_and_isolate(rec, visible, truth["lep_final_p4"], has, cfg)
 
     raw_p4, jet_event = cluster_jets(rec, visible, cfg)
     raw_eta = np.abs(fv.eta(raw_p4))
@@ -175,15 +205,16 @@ def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
     eff = btag_efficiency(fv.pt(jets), flavour, cfg) * (np.abs(jet_eta) < cfg.btag_max_abs_eta)
     btag = (rng.random(mask.shape) < eff) & mask
 
-    # Leptons (the two W leptons after QED radiation), then MET.
-    has = lep_rows >= 0
-    true_lep = truth["lep_final_p4"]
-    lep_abs_eta = np.where(has, np.abs(fv.eta(np.where(has[..., None], true_lep, 1.0))), np.inf)
+    # Leptons (the two W leptons after QED radiation, dressed), isolation, then MET.
+    lep_abs_eta = np.where(has, np.abs(fv.eta(np.where(has[..., None], dressed_lep, 1.0))), np.inf)
     is_muon = np.abs(truth["lep_final_pdgid"]) == 13
-    sigma = lepton_pt_resolution(fv.pt(true_lep), np.minimum(lep_abs_eta, 10.0), is_muon, cfg)
+    sigma = lepton_pt_resolution(fv.pt(dressed_lep), np.minimum(lep_abs_eta, 10.0), is_muon, cfg)
     lep_factor = np.maximum(1.0 + rng.standard_normal((n, 2)) * sigma, 1e-3)
-    lep_p4 = np.where(has[..., None], true_lep * lep_factor[..., None], 0.0)
-    lep_ok = has & (fv.pt(lep_p4) > cfg.lepton_min_pt) & (lep_abs_eta < cfg.lepton_max_abs_eta)
+    lep_p4 = np.where(has[..., None], dressed_lep * lep_factor[..., None], 0.0)
+    lep_pt = fv.pt(lep_p4)
+    max_iso = np.where(is_muon, cfg.muon_isolation_max, cfg.electron_isolation_max)
+    isolated = lep_iso < max_iso * lep_pt
+    lep_ok = has & (lep_pt > cfg.lepton_min_pt) & (lep_abs_eta < cfg.lepton_max_abs_eta) & isolated
 
     jets_xy = np.stack([np.bincount(jet_event, jet_p4[:, k], n) for k in (0, 1)], axis=1)
     met = -(jets_xy + lep_p4[..., :2].sum(axis=1) + soft_xy + soft_noise)
