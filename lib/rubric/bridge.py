@@ -20,10 +20,10 @@ import torch
 
 from . import grammar
 from .evaluate import completion_metrics
-from .experiment import Setup, _rng
+from .experiment import Setup, seed_stream
 from .policy import sft
 from .reward import accuracy_reward, proxy_reward
-from .task import Pairs, World, encode_prompts
+from .task import Pairs, World, encode_prompts, sample_pairs
 
 
 def render(vocab, tokens) -> str:
@@ -79,7 +79,7 @@ class _LogitsAdapter(torch.nn.Module):
 def cold_start_hf(model, world: World, pairs: Pairs, seed: int, *, epochs: int = 20, p_good: float = 0.4,
                   max_rubric: int = 3, lr: float = 6e-3) -> list[float]:
     """Cold-start SFT of the HF model on the same teacher data as the miniature (completion-only loss)."""
-    comp, _ = grammar.teacher_completions(world, pairs, _rng(seed, 5), p_good=p_good, max_rubric=max_rubric)
+    comp, _ = grammar.teacher_completions(world, pairs, seed_stream(seed, 5), p_good=p_good, max_rubric=max_rubric)
     return sft(_LogitsAdapter(model), encode_prompts(world, pairs), torch.as_tensor(comp), pad=world.vocab.PAD,
                epochs=epochs, batch_size=256, lr=lr, seed=seed)
 
@@ -161,8 +161,7 @@ def run_trl_grpo(setup: Setup, *, steps: int = 30, n_sft: int = 1024, sft_epochs
     G = c.group_size
     tokenizer = build_tokenizer(world)
     model = tiny_causal_lm(world, seed=seed)
-    from .task import sample_pairs
-    sft_loss = cold_start_hf(model, world, sample_pairs(world, n_sft, _rng(seed, 1)), seed, epochs=sft_epochs,
+    sft_loss = cold_start_hf(model, world, sample_pairs(world, n_sft, seed_stream(seed, 1)), seed, epochs=sft_epochs,
                              p_good=c.p_good, max_rubric=c.max_rubric)
     test = setup.test_pairs
 

@@ -152,7 +152,8 @@ CONDITIONS = {
 ENSEMBLES = {"sft": ("ensemble", 100), "follow": ("ensemble_follow", 200)}
 
 
-def _rng(seed: int, tag: int) -> np.random.Generator:
+def seed_stream(seed: int, tag: int) -> np.random.Generator:
+    """Independent random stream number `tag` of a seed (one per data split, model or run)."""
     return np.random.default_rng([int(seed), int(tag)])
 
 
@@ -182,15 +183,15 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     c = config
     t0 = time.perf_counter()
     secs = {}
-    world = make_world(_rng(seed, 0), n_types=c.n_types, n_criteria=c.n_criteria, n_generic=c.n_generic,
+    world = make_world(seed_stream(seed, 0), n_types=c.n_types, n_criteria=c.n_criteria, n_generic=c.n_generic,
                        n_relevant=c.n_relevant, n_levels=c.n_levels)
     vocab = world.vocab
-    sft_pairs = sample_pairs(world, c.n_sft, _rng(seed, 1), label_noise=c.label_noise)
-    proxy_pool = sample_pairs(world, c.n_proxy * c.proxy_rl_data_factor, _rng(seed, 2), label_noise=c.label_noise)
-    rl_pairs = sample_pairs(world, c.n_rl, _rng(seed, 3), label_noise=c.label_noise)
-    test_pairs = sample_pairs(world, c.n_test, _rng(seed, 4))
+    sft_pairs = sample_pairs(world, c.n_sft, seed_stream(seed, 1), label_noise=c.label_noise)
+    proxy_pool = sample_pairs(world, c.n_proxy * c.proxy_rl_data_factor, seed_stream(seed, 2), label_noise=c.label_noise)
+    rl_pairs = sample_pairs(world, c.n_rl, seed_stream(seed, 3), label_noise=c.label_noise)
+    test_pairs = sample_pairs(world, c.n_test, seed_stream(seed, 4))
     # Cold start on teacher distillation data.
-    sft_comp, _ = grammar.teacher_completions(world, sft_pairs, _rng(seed, 5), p_good=c.p_good,
+    sft_comp, _ = grammar.teacher_completions(world, sft_pairs, seed_stream(seed, 5), p_good=c.p_good,
                                               max_rubric=c.max_rubric)
     policy = build_policy(vocab, world.prompt_len, c.max_new, seed=seed, d_model=c.d_model, n_layers=c.n_layers,
                           n_heads=c.n_heads, d_ff=c.d_ff)
@@ -199,7 +200,7 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     secs["cold_start"] = time.perf_counter() - t0
     # Proxies: trained on teacher rubrics, then frozen.
     t1 = time.perf_counter()
-    pool_comp, _ = grammar.teacher_completions(world, proxy_pool, _rng(seed, 6), p_good=c.p_good,
+    pool_comp, _ = grammar.teacher_completions(world, proxy_pool, seed_stream(seed, 6), p_good=c.p_good,
                                                max_rubric=c.max_rubric)
     pool_flags = grammar.rubric_flags(vocab, pool_comp)
     n = c.n_proxy
@@ -212,7 +213,7 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     for kind, (key, offset) in ENSEMBLES.items():
         members = []
         for m in range(c.ensemble_size):
-            idx = _rng(seed, offset + m).integers(0, n, n)
+            idx = seed_stream(seed, offset + m).integers(0, n, n)
             members.append(train_proxy(world, head.subset(idx), pool_flags[idx], kind,
                                        seed=seed * 1000 + offset + m, epochs=c.proxy_epochs))
         if members:
@@ -226,7 +227,7 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
         if key in proxies:
             judges[key] = Ensemble(proxies[key])
     judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge()})
-    sens = rubric_sensitivity(judges, world, test_pairs, _rng(seed, 8))
+    sens = rubric_sensitivity(judges, world, test_pairs, seed_stream(seed, 8))
     sens.insert(0, "seed", seed)
     prompts = encode_prompts(world, test_pairs)
     comp, _ = generate(policy, vocab, prompts, c.max_new, greedy=True)
@@ -312,7 +313,7 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     steps = c.rl_epochs * steps_per_epoch
     if max_steps is not None:
         steps = min(steps, int(max_steps))
-    rng = _rng(setup.seed, 10)  # same rollout randomness in every condition
+    rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
     gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
     order = np.array([], dtype=int)
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from .task import Pairs, World, as_generator, generic_flags, oracle_flags, random_flags
+from .task import Pairs, World, as_generator, generic_flags, oracle_flags, random_flags, sample_pairs
 
 PROXY_KINDS = ("sft", "rl", "follow")
 
@@ -194,8 +194,6 @@ def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: i
 
 def e2_training_data(world: World, n: int, seed) -> tuple[Pairs, np.ndarray]:
     """E2's own data: random rubrics of 1-3 criteria; target = the preference under that rubric (ties dropped)."""
-    from .task import sample_pairs  # local import keeps the module's public surface small
-
     rng = as_generator(seed)
     pairs = sample_pairs(world, 2 * n, rng)
     sizes = rng.integers(1, 4, 2 * n)

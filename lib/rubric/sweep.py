@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
-CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "progress")
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress")
 
 
 def split_params(params: dict) -> tuple[RubricConfig, list[int], list[str]]:
