@@ -97,7 +97,8 @@ def pad_leading(values: np.ndarray, event: np.ndarray, key: np.ndarray, n_events
 
 def _quark_label(rec: FlatRecord, jet_eta, jet_phi, mask, pdg: int, cfg: DetectorConfig):
     """(n, J) bool: jet within ``flavour_match_dr`` of a quark of |id| ``pdg``."""
-    rows = np.flatnonzero((np.abs(rec.pid) == pdg) & (fv.pt(rec.p4) > cfg.flavour_quark_min_pt))
+    rows = np.flatnonzero(np.abs(rec.pid) == pdg)
+    rows = rows[fv.pt(rec.p4[rows]) > cfg.flavour_quark_min_pt]
     label = np.zeros(mask.shape, dtype=bool)
     if len(rows):
         ev = rec.event[rows]
