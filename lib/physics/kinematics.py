@@ -11,9 +11,11 @@ import vector
 
 
 def _check(name: str, a, last: tuple, ndims: tuple) -> np.ndarray:
+    """``a`` as float64, if its shape is (n, *last) or (n, m, *last) as ``ndims`` allows."""
     a = np.asarray(a, dtype=np.float64)
     if a.ndim not in ndims or a.shape[-len(last):] != last:
-        raise ValueError(f"{name} must have shape {' or '.join(str(('n',) + ('m',) * (d - 1 - len(last)) + last) for d in ndims)}, got {a.shape}")
+        allowed = " or ".join(str(("n",) + ("m",) * (d - 1 - len(last)) + last) for d in ndims)
+        raise ValueError(f"{name} must have shape {allowed}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} contains NaN or inf")
     return a
@@ -57,7 +59,8 @@ def reconstruct_ttbar(leptons_p4, bjets_p4, neutrinos) -> dict[str, np.ndarray]:
         raise ValueError(f"leptons_p4, bjets_p4 and neutrinos must have the same number of events, "
                          f"got {len(lep)}, {len(bj)}, {n}")
     if bj.ndim == 4 and (nu.ndim != 4 or bj.shape[1] != nu.shape[1]):
-        raise ValueError(f"bjets_p4 per sample {bj.shape} needs neutrinos of shape (n, {bj.shape[1]}, 2, 3), got {nu.shape}")
+        raise ValueError(f"bjets_p4 per sample {bj.shape} needs neutrinos of shape "
+                         f"(n, {bj.shape[1]}, 2, 3), got {nu.shape}")
     if nu.ndim == 4:
         lep = lep[:, None]
         if bj.ndim == 3:
