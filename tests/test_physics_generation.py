@@ -11,7 +11,7 @@ import pytest
 from lib.physics import chunks, detector, ttbar
 from lib.physics import fourvectors as fv
 from lib.physics.config import DetectorConfig, GenerationConfig
-from lib.physics.event_file import read_attrs, stored_hash_matches, write_atomic
+from lib.physics.event_file import concatenate_atomic, read_attrs, stored_hash_matches, write_atomic
 
 
 def _sha(path):
@@ -167,10 +167,19 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
             raise OSError("disk full (simulated)")
         return real(self, name, *args, **kwargs)
 
+    parts = [write_atomic(tmp_path / f"part{i}.h5", {"a": np.arange(3) + i, "b": np.arange(4)}, {}) for i in (0, 1)]
     monkeypatch.setattr(h5py.Group, "create_dataset", flaky)
     with pytest.raises(OSError):
         write_atomic(target, {"a": np.arange(3), "b": np.arange(4)}, {"format": "x"})
-    assert list(tmp_path.iterdir()) == []
+    calls.clear()
+    with pytest.raises(OSError):
+        concatenate_atomic(target, parts, {"format": "x"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part0.h5", "part1.h5"]
+    monkeypatch.setattr(h5py.Group, "create_dataset", real)
+    whole = concatenate_atomic(target, parts, {})
+    assert stored_hash_matches(whole)
+    with h5py.File(whole, "r") as f:
+        np.testing.assert_array_equal(f["a"][()], [0, 1, 2, 1, 2, 3])
 
 
 def test_corrupt_cache_is_regenerated(tmp_path):
