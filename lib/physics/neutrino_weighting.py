@@ -270,16 +270,17 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
         sols.append((nu.reshape(b, n_a, s, 3), p))
     (nu1, p1), (nu2, p2) = sols
     # chi2 of the MET agreement, |r_i + t_j|^2 / sigma^2 with r = nu_T - MET and t = nubar_T.
-    r = (nu1[..., :2] - met[:, None, None, :]) / cfg.met_sigma
-    t = nu2[..., :2] / cfg.met_sigma
-    chi2 = np.matmul(r, np.swapaxes(t, -1, -2), dtype=np.float64).astype(np.float32)
+    r = ((nu1[..., :2] - met[:, None, None, :]) / cfg.met_sigma).astype(np.float32)
+    t = (nu2[..., :2] / cfg.met_sigma).astype(np.float32)
+    chi2 = np.matmul(r, np.swapaxes(t, -1, -2))
     chi2 *= 2.0
-    chi2 += np.sum(r**2, -1).astype(np.float32)[..., :, None]
-    chi2 += np.sum(t**2, -1).astype(np.float32)[..., None, :]
-    w = np.exp(-0.5 * chi2)
+    chi2 += np.sum(r**2, -1)[..., :, None]
+    chi2 += np.sum(t**2, -1)[..., None, :]
+    np.minimum(chi2, np.float32(2 * cfg.max_met_chi2), out=chi2)
+    w = np.exp(np.float32(-0.5) * chi2)
     w *= p1[..., :, None]
     w *= p2[..., None, :]
-    w[chi2 > cfg.max_met_chi2] = 0.0
+    w *= chi2 <= cfg.max_met_chi2
     s = nu1.shape[2]
     w = w.reshape(b, -1)
     n_valid = np.count_nonzero(w, axis=1)
@@ -304,7 +305,10 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
     top_w = np.take_along_axis(w, idx, axis=1).astype(np.float64)
     kept = top_w.sum(axis=1) / total
     top_w = top_w / np.maximum(top_w.sum(axis=1, keepdims=True), 1e-300)
-    drawn_sol, drawn_jets = gather(_draw(w, u))
+    if u.shape[1]:
+        drawn_sol, drawn_jets = gather(_draw(w, u))
+    else:
+        drawn_sol, drawn_jets = np.zeros((b, 0, 2, 3)), np.zeros((b, 0, 2), dtype=pairs.dtype)
     return has, n_valid, best_sol, mean, best_jets, top_sol, top_w, top_jets, kept, drawn_sol, drawn_jets
 
 
