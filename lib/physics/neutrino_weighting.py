@@ -296,17 +296,27 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
     best_sol, best_jets = gather(np.argmax(w, axis=1))
     wt = w.reshape(b, n_a, s, s)
     total = np.maximum(w.sum(axis=1, dtype=np.float64), 1e-300)
-    mean = np.stack([np.einsum("bai,baic->bc", wt.sum(axis=3, dtype=np.float64), nu1),
+    marginal_nu = wt.sum(axis=3, dtype=np.float64)  # (b, A, S): summed over the nubar solutions
+    mean = np.stack([np.einsum("bai,baic->bc", marginal_nu, nu1),
                      np.einsum("baj,bajc->bc", wt.sum(axis=2, dtype=np.float64), nu2)], axis=1) / total[:, None, None]
     k = min(k_top, w.shape[1])
-    idx = np.argpartition(-w, k - 1, axis=1)[:, :k]
-    idx = np.take_along_axis(idx, np.argsort(-np.take_along_axis(w, idx, axis=1), axis=1, kind="stable"), axis=1)
+    if k == 1:
+        idx = np.argmax(w, axis=1)[:, None]
+    else:
+        idx = np.argpartition(-w, k - 1, axis=1)[:, :k]
+        idx = np.take_along_axis(idx, np.argsort(-np.take_along_axis(w, idx, axis=1), axis=1, kind="stable"), axis=1)
     top_sol, top_jets = gather(idx)
     top_w = np.take_along_axis(w, idx, axis=1).astype(np.float64)
     kept = top_w.sum(axis=1) / total
     top_w = top_w / np.maximum(top_w.sum(axis=1, keepdims=True), 1e-300)
     if u.shape[1]:
-        drawn_sol, drawn_jets = gather(_draw(w, u))
+        # Two stages: (assignment, nu solution) from the marginal, then the nubar solution.
+        m = u.shape[1]
+        first = _draw(marginal_nu.reshape(b, -1), u[..., 0])
+        a, i = np.divmod(first, s)
+        rows = wt[np.arange(b)[:, None], a, i]  # (b, m, S)
+        j = _draw(rows.reshape(b * m, s), u[..., 1].reshape(b * m, 1)).reshape(b, m)
+        drawn_sol, drawn_jets = gather(a * s * s + i * s + j)
     else:
         drawn_sol, drawn_jets = np.zeros((b, 0, 2, 3)), np.zeros((b, 0, 2), dtype=pairs.dtype)
     return has, n_valid, best_sol, mean, best_jets, top_sol, top_w, top_jets, kept, drawn_sol, drawn_jets
@@ -357,7 +367,7 @@ def weigh_solutions(leptons_p4, jet_p4, jet_btag, jet_mask, met, config: Weighti
     parts = []
     for start in tqdm(range(0, n, int(cfg.chunk_events)), desc="neutrino weighting", disable=not progress):
         sl = slice(start, start + int(cfg.chunk_events))
-        u = rng.random((len(lep[sl]), int(m_samples)))
+        u = rng.random((len(lep[sl]), int(m_samples), 2))
         parts.append(_weigh_block(lep[sl], jets[sl], pairs[sl], ok[sl], met[sl], cfg, int(k_top), u))
     has, n_valid, best, mean, best_jets, top_sol, top_w, top_jets, kept, drawn, drawn_jets = (
         np.concatenate([p[i] for p in parts]) for i in range(11))
