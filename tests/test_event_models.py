@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib.data.ttbar_features import (EventArrays, Standardizer, build_event_arrays, momentum_features,
-                                     split_indices, to_tensors)
+from lib.data.ttbar_features import (OBSERVABLE_NAMES, EventArrays, Standardizer, arrays_from_events,
+                                     build_event_arrays, derived_observables, momentum_features, split_indices,
+                                     subset_events, to_tensors)
 from lib.models.encoder import EventEncoder
 from lib.models.event_models import (MODEL_KINDS, POINT_KINDS, EventCFM, EventFlow, MMDRegressor, TransformerRegressor,
                                      batch_loss, build_event_model, draw_samples, predict_points)
@@ -131,6 +132,47 @@ def test_standardizer_uses_training_statistics_and_keeps_padding_zero():
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(scaler.targets_to_physical(ste.targets), test.targets, rtol=1e-4, atol=1e-3)
     assert [t.shape for t in to_tensors(ste)][2] == (len(test), 4, 5)
+
+
+def fake_events(n=6, n_slots=4, seed=0):
+    rng = np.random.default_rng(seed)
+    mask = np.zeros((n, n_slots), dtype=bool)
+    mask[:, :2] = True
+    mask[0] = True
+    ev = {f"lep_{k}": rng.uniform(1, 2, (n, 2)) for k in ("pt", "eta", "phi", "energy", "charge", "flavour")}
+    ev.update({f"jet_{k}": rng.uniform(1, 2, (n, n_slots)) * mask for k in ("pt", "eta", "phi", "energy", "btag")})
+    ev.update(jet_mask=mask, met=rng.normal(size=(n, 2)), neutrino_momenta=rng.normal(size=(n, 2, 3)),
+              n_jets=mask.sum(1), n_bjets=np.ones(n, dtype=int), n_generated=np.int64(100))
+    return ev
+
+
+def test_arrays_from_events_truncates_jets_but_keeps_counts():
+    ev = fake_events()
+    arrays = arrays_from_events(ev, max_jets=2)
+    assert arrays.jets.shape == (6, 2, 5)
+    np.testing.assert_array_equal(arrays.global_feats[:, 2], ev["n_jets"])  # 4 for event 0, not 2
+    np.testing.assert_allclose(arrays.targets, ev["neutrino_momenta"].reshape(6, 6), rtol=1e-6)
+    assert len(subset_events(ev, np.array([1, 3]))["met"]) == 2
+    with pytest.raises(ValueError, match="max_jets"):
+        arrays_from_events(ev, max_jets=5)
+    with pytest.raises(ValueError, match="met"):
+        arrays_from_events({k: v for k, v in ev.items() if k != "met"})
+
+
+def test_derived_observables_of_a_known_configuration():
+    # each side: lepton along +-x (E = 40) with the neutrino opposite -> m(l nu) = 80;
+    # a b-jet at rest with E = 92.5 -> top at rest with m = 172.5, m(ttbar) = 345
+    lep = np.array([[[40.0, 0, 0, 40], [0, 40.0, 0, 40]]])
+    bjets = np.array([[[0, 0, 0, 92.5], [0, 0, 0, 92.5]]])
+    nus = np.array([[[-40.0, 0, 0], [0, -40.0, 0]]])
+    obs = dict(zip(OBSERVABLE_NAMES, derived_observables(lep, bjets, nus)[0]))
+    expected = {"nu_pz": 0, "nubar_pz": 0, "m_ttbar": 345, "top_pt": 0, "tbar_pt": 0, "m_lnub_top": 172.5,
+                "m_lnub_tbar": 172.5, "m_lnu_wplus": 80, "m_lnu_wminus": 80}
+    for name, value in expected.items():
+        assert obs[name] == pytest.approx(value, abs=1e-9), name
+    samples = np.repeat(nus.reshape(1, 1, 6), 3, axis=1)  # (n, m, 6) works as (n, m, 2, 3)
+    np.testing.assert_allclose(derived_observables(lep, bjets, samples)[0],
+                               np.repeat(derived_observables(lep, bjets, nus), 3, axis=0))
 
 
 def test_features_reject_bad_input():

@@ -70,7 +70,7 @@ class EventArrays:
 
 def build_event_arrays(lepton_pt, lepton_eta, lepton_phi, lepton_energy, lepton_charge, lepton_flavour,
                        jet_pt, jet_eta, jet_phi, jet_energy, jet_btag, jet_mask, met,
-                       neutrino_momenta) -> EventArrays:
+                       neutrino_momenta, n_jets=None, n_bjets=None) -> EventArrays:
     """Assemble `EventArrays` from per-object kinematics.
 
     Parameters
@@ -85,6 +85,9 @@ def build_event_arrays(lepton_pt, lepton_eta, lepton_phi, lepton_energy, lepton_
         Missing transverse momentum (x, y) in GeV.
     neutrino_momenta : array_like, shape (n, 2, 3)
         (px, py, pz) of nu (from W+) then nubar, in GeV.
+    n_jets, n_bjets : array_like, shape (n,), optional
+        Jet and b-tag multiplicities for the global token (default: counted over the given
+        jets; pass the full counts when the jets were truncated).
     """
     jet_mask = np.asarray(jet_mask, dtype=bool)
     met = np.asarray(met, dtype=np.float64)
@@ -105,9 +108,40 @@ def build_event_arrays(lepton_pt, lepton_eta, lepton_phi, lepton_energy, lepton_
     btag = np.asarray(jet_btag, dtype=np.float64) * jet_mask
     jets = np.concatenate([momentum_features(jet_pt, jet_eta, jet_phi, jet_energy), btag[..., None]], axis=-1)
     jets = jets * jet_mask[..., None]
-    global_feats = np.concatenate([met, jet_mask.sum(1, keepdims=True), btag.sum(1, keepdims=True)], axis=1)
+    counts = [jet_mask.sum(1) if n_jets is None else np.asarray(n_jets, dtype=np.float64),
+              btag.sum(1) if n_bjets is None else np.asarray(n_bjets, dtype=np.float64)]
+    for name, c in zip(("n_jets", "n_bjets"), counts):
+        if c.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {c.shape}")
+    global_feats = np.concatenate([met, np.stack(counts, axis=1)], axis=1)
     return EventArrays(global_feats.astype(np.float32), leptons.astype(np.float32), jets.astype(np.float32),
                        jet_mask, nu.reshape(n, 6).astype(np.float32))
+
+
+def arrays_from_events(events: Mapping[str, np.ndarray], max_jets: int | None = None) -> EventArrays:
+    """`EventArrays` of a `lib.physics.ttbar.read_events` dict, keeping the ``max_jets`` leading jets.
+
+    The global token keeps the event's full jet and b-tag counts (``n_jets``, ``n_bjets``).
+    """
+    needed = ("lep_pt", "lep_eta", "lep_phi", "lep_energy", "lep_charge", "lep_flavour", "jet_pt", "jet_eta",
+              "jet_phi", "jet_energy", "jet_btag", "jet_mask", "met", "neutrino_momenta", "n_jets", "n_bjets")
+    missing = [k for k in needed if k not in events]
+    if missing:
+        raise ValueError(f"events lacks the keys {missing}")
+    n_slots = events["jet_mask"].shape[1]
+    if max_jets is None:
+        max_jets = n_slots
+    if not 1 <= int(max_jets) <= n_slots:
+        raise ValueError(f"max_jets must be in [1, {n_slots}], got {max_jets}")
+    jets = {k: np.asarray(events[k])[:, :int(max_jets)]
+            for k in ("jet_pt", "jet_eta", "jet_phi", "jet_energy", "jet_btag", "jet_mask")}
+    return build_event_arrays(*(events[k] for k in needed[:6]), *jets.values(), events["met"],
+                              events["neutrino_momenta"], n_jets=events["n_jets"], n_bjets=events["n_bjets"])
+
+
+def subset_events(events: Mapping[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
+    """The events at ``index`` of a `read_events` dict (per-file scalars are kept as they are)."""
+    return {k: (v[index] if np.ndim(v) > 0 else v) for k, v in events.items()}
 
 
 def split_indices(n: int, fractions: Mapping[str, float], seed: int = 0) -> dict[str, np.ndarray]:
@@ -182,3 +216,43 @@ class Standardizer:
 def to_tensors(arrays: EventArrays, device: str | torch.device = "cpu") -> tuple[torch.Tensor, ...]:
     """The model batch ``(global_feats, leptons, jets, jet_mask, targets)`` as torch tensors."""
     return tuple(torch.as_tensor(getattr(arrays, f.name), device=device) for f in fields(arrays))
+
+
+OBSERVABLE_NAMES = ("nu_pz", "nubar_pz", "m_ttbar", "top_pt", "tbar_pt", "m_lnub_top", "m_lnub_tbar",
+                    "m_lnu_wplus", "m_lnu_wminus")
+
+
+def _mass(p4: np.ndarray) -> np.ndarray:
+    """Invariant mass of (..., 4) vectors (px, py, pz, E); m^2 < 0 from rounding gives 0."""
+    return np.sqrt(np.maximum(p4[..., 3] ** 2 - np.sum(p4[..., :3] ** 2, axis=-1), 0.0))
+
+
+def derived_observables(leptons_p4, bjets_p4, neutrinos) -> np.ndarray:
+    """The observables of `OBSERVABLE_NAMES` (GeV) from leptons, b-jets and neutrinos.
+
+    Parameters
+    ----------
+    leptons_p4 : array_like, shape (n, 2, 4)
+        (l+, l-) four-vectors (px, py, pz, E).
+    bjets_p4 : array_like, shape (n, 2, 4)
+        (b, bbar) jets.
+    neutrinos : array_like, shape (n, 2, 3) or (n, m, 2, 3), or (n, 6) / (n, m, 6)
+        (nu, nubar) momenta, per event or m samples per event.
+
+    Returns
+    -------
+    ndarray, shape (n, 9) or (n, m, 9)
+        nu and nubar pz, m(ttbar), pT of top and tbar, m(l nu b) and m(l nu) on both sides,
+        computed with `lib.physics.kinematics.reconstruct_ttbar`.
+    """
+    from lib.physics.kinematics import reconstruct_ttbar
+
+    nu = np.asarray(neutrinos, dtype=np.float64)
+    if nu.shape[-1] == 6:
+        nu = nu.reshape(*nu.shape[:-1], 2, 3)
+    rec = reconstruct_ttbar(leptons_p4, bjets_p4, nu)
+    top, w = rec["top_p4"], rec["w_p4"]
+    top_pt = np.hypot(top[..., 0], top[..., 1])
+    cols = [rec["nu_pz"][..., 0], rec["nu_pz"][..., 1], _mass(rec["ttbar_p4"]), top_pt[..., 0], top_pt[..., 1],
+            _mass(top[..., 0, :]), _mass(top[..., 1, :]), _mass(w[..., 0, :]), _mass(w[..., 1, :])]
+    return np.stack(cols, axis=-1)
