@@ -62,6 +62,7 @@ def test_sweep_cli_writes_summary(tmp_path):
     assert set(saved["sensitivity"]["sensitivity"]) >= {"proxy_sft", "proxy_rl"}
     assert summary["final"] == saved["final"]
     steps = {r["condition"]: r["step"] for r in saved["history"]}
+    assert all(r["test_verdict_acc"] is not None for r in saved["history"])  # evaluated steps only
     assert steps == {"no_proxy": 8, "proxy_sft_quarter": 2}  # N/4 prompts -> a quarter of the steps
     # the chapter's view of the saved file agrees with the summary statistics
     frames = report.frames_from_summary(saved)

@@ -162,12 +162,20 @@ def write_json(obj: dict, path) -> Path:
     try:
         with os.fdopen(fd, "w") as fh:
             json.dump(obj, fh, indent=1, sort_keys=False)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
     return path
+
+
+def thin_history(summary: dict) -> dict:
+    """The summary with only the evaluated steps kept in ``history`` (a smaller file, same test metrics)."""
+    out = dict(summary)
+    out["history"] = [r for r in summary["history"] if r.get("test_verdict_acc") is not None]
+    return out
 
 
 def merge_summaries(base: dict, extra: dict) -> dict:
@@ -227,7 +235,7 @@ def main(argv=None) -> dict:
     summary["params_file"] = str(args.params)
     if base is not None:
         summary = merge_summaries(base, summary)
-    write_json(summary, args.out)
+    write_json(thin_history(summary), args.out)
     print(f"wrote {args.out} ({len(seeds)} seeds x {len(conditions)} conditions, {res.seconds['total']:.0f} s)")
     return summary
 
