@@ -224,19 +224,30 @@ def coverage_error(coverage, levels=DEFAULT_LEVELS) -> np.ndarray | float:
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _conformal_scores(pred, truth, names) -> tuple[np.ndarray, bool, bool]:
-    """Nonconformity scores (n, d): |residual| for points, |2 PIT - 1| for samples."""
+def _sample_scores(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Nested-interval score of samples (n, m, d) at truths (n, d).
+
+    Inside the sample range it is |2 PIT - 1| (in [0, 1)); outside it grows past 1 as
+    1 + distance beyond the range / range width, so a truth far outside the samples is never
+    "covered" by a threshold of 1.
+    """
+    below = np.mean(s < t[:, None, :], axis=1) + 0.5 * np.mean(s == t[:, None, :], axis=1)
+    lo, hi = s.min(axis=1), s.max(axis=1)
+    width = np.maximum(hi - lo, np.finfo(float).tiny)
+    outside = np.maximum(lo - t, 0.0) + np.maximum(t - hi, 0.0)
+    return np.where(outside > 0, 1.0 + outside / width, np.abs(2.0 * below - 1.0))
+
+
+def _conformal_scores(pred, truth, names) -> tuple[np.ndarray, np.ndarray | None, bool]:
+    """Nonconformity scores (n, d) and the samples (n, m, d) when `pred` holds samples."""
     t = _finite_array(truth, names[1], (1, 2))
     p = np.asarray(pred, dtype=float)
-    is_samples = p.ndim == t.ndim + 1
-    if is_samples:
-        s, t3, _ = _samples_truth(p, t, names)
-        below = np.mean(s < t3[:, None, :], axis=1) + 0.5 * np.mean(s == t3[:, None, :], axis=1)
-        score = np.abs(2.0 * below - 1.0)[:, 0] if t.ndim == 1 else np.abs(2.0 * below - 1.0)
-        return (score[:, None] if t.ndim == 1 else score), True, t.ndim == 1
+    if p.ndim == t.ndim + 1:
+        s, t2, one_d = _samples_truth(p, t, names)
+        return _sample_scores(s, t2), s, one_d
     pp, tt = _point_pair(p, t, names)
     res = np.abs(pp - tt)
-    return (res[:, None] if tt.ndim == 1 else res), False, tt.ndim == 1
+    return (res[:, None] if tt.ndim == 1 else res), None, tt.ndim == 1
 
 
 def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=DEFAULT_LEVELS):
@@ -252,37 +263,40 @@ def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=
     -------
     dict with ``coverage`` and ``width``, each (n_levels,) for 1-D targets or (n_levels, d).
     For point predictions the score is the absolute residual and the interval is
-    pred +- q_a; for samples the score is |2 PIT - 1| and the interval is the central
-    sample-quantile interval of level q_a (width measured in the target's units). q_a is the
-    ceil((n_cal + 1) a)-th smallest calibration score, which guarantees coverage >= a on
-    exchangeable data. With samples, a truth outside the range of all m samples scores the
-    maximum 1; when more than a fraction 1 - a of calibration events do so (a strongly
-    over-confident sampler or too few samples), q_a = 1 and the interval is the whole sample
-    range: increase m or use a point score.
+    pred +- q_a. For samples the score is |2 PIT - 1| inside the sample range, so that the
+    interval is the central sample-quantile interval of level q_a, and 1 + (distance beyond
+    the range) / (range width) outside it, so that a threshold q_a > 1 widens the sample range
+    symmetrically by (q_a - 1) range widths on each side (an over-confident sampler is widened,
+    never counted as covering a truth outside its samples). Widths are in the target's units.
+    q_a is the ceil((n_cal + 1) a)-th smallest calibration score, which guarantees coverage
+    >= a on exchangeable data (infinite when that rank exceeds n_cal).
     """
     lv = _levels(levels)
-    cal_score, cal_is_samples, one_d = _conformal_scores(cal_pred, cal_truth, ("cal_pred", "cal_truth"))
-    test_score, test_is_samples, _ = _conformal_scores(test_pred, test_truth, ("test_pred", "test_truth"))
-    if cal_is_samples != test_is_samples:
+    cal_score, cal_samples, one_d = _conformal_scores(cal_pred, cal_truth, ("cal_pred", "cal_truth"))
+    test_score, test_samples, _ = _conformal_scores(test_pred, test_truth, ("test_pred", "test_truth"))
+    if (cal_samples is None) != (test_samples is None):
         raise ValueError("cal_pred and test_pred: both must be points or both samples")
     if cal_score.shape[1] != test_score.shape[1]:
         raise ValueError(f"cal_pred and test_pred: dimension {cal_score.shape[1]} vs {test_score.shape[1]}")
     n_cal = cal_score.shape[0]
     srt = np.sort(cal_score, axis=0)
-    test_samples = _samples_truth(test_pred, test_truth, ("test_pred", "test_truth"))[0] if test_is_samples else None
     coverage, width = [], []
     for a in lv:
         k = int(np.ceil((n_cal + 1) * a))
-        q = srt[min(k, n_cal) - 1] if k <= n_cal else np.full(srt.shape[1], np.inf)
+        q = srt[k - 1] if k <= n_cal else np.full(srt.shape[1], np.inf)
         coverage.append(np.mean(test_score <= q[None, :], axis=0))
-        if test_samples is not None:
-            qq = np.clip(q, 0.0, 1.0)
-            dims = range(test_samples.shape[2])
-            lo = np.stack([np.quantile(test_samples[:, :, j], 0.5 - qq[j] / 2, axis=1) for j in dims], axis=1)
-            hi = np.stack([np.quantile(test_samples[:, :, j], 0.5 + qq[j] / 2, axis=1) for j in dims], axis=1)
-            width.append(np.mean(hi - lo, axis=0))
-        else:
+        if test_samples is None:
             width.append(2.0 * q)
+            continue
+        w = []
+        for j in range(test_samples.shape[2]):
+            sj = test_samples[:, :, j]
+            if q[j] <= 1.0:
+                lo, hi = np.quantile(sj, [0.5 - q[j] / 2, 0.5 + q[j] / 2], axis=1)
+                w.append(np.mean(hi - lo))
+            else:
+                w.append(np.mean((sj.max(axis=1) - sj.min(axis=1)) * (2.0 * q[j] - 1.0)))
+        width.append(np.array(w))
     cov, wid = np.stack(coverage), np.stack(width)
     if one_d:
         cov, wid = cov[:, 0], wid[:, 0]

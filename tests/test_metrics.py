@@ -115,13 +115,13 @@ def test_conformal_point_predictor_reaches_nominal_coverage(rng):
 def test_conformal_recalibrates_an_overconfident_sampler(rng):
     def draw(n):
         y = rng.normal(size=n)
-        return 0.7 * rng.normal(size=(n, 200)), y
+        return 0.3 * rng.normal(size=(n, 200)), y
 
     cal_s, cal_t = draw(4000)
     test_s, test_t = draw(4000)
     raw = metrics.coverage_curve(test_s, test_t, [0.8])
     conf = metrics.conformal_coverage_curve(cal_s, cal_t, test_s, test_t, [0.8])
-    assert raw[0] < 0.7
+    assert raw[0] < 0.5
     assert conf["coverage"][0] == pytest.approx(0.8, abs=0.03)
 
 
