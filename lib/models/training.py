@@ -11,18 +11,11 @@ from __future__ import annotations
 import copy
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
-from tqdm import TqdmWarning
-
-with warnings.catch_warnings():
-    # without ipywidgets, tqdm.auto warns on import inside Jupyter and falls back to the text
-    # bar, which is what we want: keep that warning out of every chapter's output
-    warnings.simplefilter("ignore", TqdmWarning)
-    from tqdm.auto import tqdm
+from tqdm.auto import tqdm
 
 __all__ = ["TrainHistory", "fit", "check_tensors"]
 
