@@ -224,30 +224,47 @@ def coverage_error(coverage, levels=DEFAULT_LEVELS) -> np.ndarray | float:
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _sample_scores(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+def _sample_ranges(s: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per event and dimension: sample minimum, maximum and the unit of distance outside them
+    (the sample range, or `scale` where all samples coincide)."""
+    lo, hi = s.min(axis=1), s.max(axis=1)
+    rng = hi - lo
+    return lo, hi, np.where(rng > 0, rng, scale[None, :])
+
+
+def _sample_scale(s: np.ndarray) -> np.ndarray:
+    """Per dimension: the median positive sample range (1.0 where every event is a point mass)."""
+    rng = s.max(axis=1) - s.min(axis=1)
+    out = np.ones(s.shape[2])
+    for j in range(s.shape[2]):
+        pos = rng[:, j][rng[:, j] > 0]
+        if pos.size:
+            out[j] = np.median(pos)
+    return out
+
+
+def _sample_scores(s: np.ndarray, t: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """Nested-interval score of samples (n, m, d) at truths (n, d).
 
-    Inside the sample range it is |2 PIT - 1| (in [0, 1)); outside it grows past 1 as
-    1 + distance beyond the range / range width, so a truth far outside the samples is never
-    "covered" by a threshold of 1.
+    Inside the sample range it is |2 PIT - 1| (in [0, 1]); outside it is 1 + the distance beyond
+    the range in units of the range (of `scale` for a point mass), so a truth outside all samples
+    is never "covered" by a threshold of 1.
     """
     below = np.mean(s < t[:, None, :], axis=1) + 0.5 * np.mean(s == t[:, None, :], axis=1)
-    lo, hi = s.min(axis=1), s.max(axis=1)
-    width = np.maximum(hi - lo, np.finfo(float).tiny)
+    lo, hi, unit = _sample_ranges(s, scale)
     outside = np.maximum(lo - t, 0.0) + np.maximum(t - hi, 0.0)
-    return np.where(outside > 0, 1.0 + outside / width, np.abs(2.0 * below - 1.0))
+    return np.where(outside > 0, 1.0 + outside / unit, np.abs(2.0 * below - 1.0))
 
 
-def _conformal_scores(pred, truth, names) -> tuple[np.ndarray, np.ndarray | None, bool]:
-    """Nonconformity scores (n, d) and the samples (n, m, d) when `pred` holds samples."""
+def _conformal_inputs(pred, truth, names) -> tuple[np.ndarray | None, np.ndarray, bool]:
+    """Validated (samples (n, m, d) or None for points, predictions-or-samples, truth (n, d), 1-D flag)."""
     t = _finite_array(truth, names[1], (1, 2))
     p = np.asarray(pred, dtype=float)
     if p.ndim == t.ndim + 1:
         s, t2, one_d = _samples_truth(p, t, names)
-        return _sample_scores(s, t2), s, one_d
+        return s, t2, one_d
     pp, tt = _point_pair(p, t, names)
-    res = np.abs(pp - tt)
-    return (res[:, None] if tt.ndim == 1 else res), None, tt.ndim == 1
+    return None, (np.abs(pp - tt)[:, None] if tt.ndim == 1 else np.abs(pp - tt)), tt.ndim == 1
 
 
 def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=DEFAULT_LEVELS):
@@ -267,17 +284,25 @@ def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=
     interval is the central sample-quantile interval of level q_a, and 1 + (distance beyond
     the range) / (range width) outside it, so that a threshold q_a > 1 widens the sample range
     symmetrically by (q_a - 1) range widths on each side (an over-confident sampler is widened,
-    never counted as covering a truth outside its samples). Widths are in the target's units.
+    never counted as covering a truth outside its samples). Where all of an event's samples
+    coincide, the unit outside is the median sample range of the calibration events. Widths
+    are in the target's units.
     q_a is the ceil((n_cal + 1) a)-th smallest calibration score, which guarantees coverage
     >= a on exchangeable data (infinite when that rank exceeds n_cal).
     """
     lv = _levels(levels)
-    cal_score, cal_samples, one_d = _conformal_scores(cal_pred, cal_truth, ("cal_pred", "cal_truth"))
-    test_score, test_samples, _ = _conformal_scores(test_pred, test_truth, ("test_pred", "test_truth"))
+    cal_samples, cal_x, one_d = _conformal_inputs(cal_pred, cal_truth, ("cal_pred", "cal_truth"))
+    test_samples, test_x, _ = _conformal_inputs(test_pred, test_truth, ("test_pred", "test_truth"))
     if (cal_samples is None) != (test_samples is None):
         raise ValueError("cal_pred and test_pred: both must be points or both samples")
-    if cal_score.shape[1] != test_score.shape[1]:
-        raise ValueError(f"cal_pred and test_pred: dimension {cal_score.shape[1]} vs {test_score.shape[1]}")
+    if cal_x.shape[1] != test_x.shape[1]:
+        raise ValueError(f"cal_pred and test_pred: dimension {cal_x.shape[1]} vs {test_x.shape[1]}")
+    if cal_samples is None:  # points: _conformal_inputs returned the absolute residuals
+        cal_score, test_score = cal_x, test_x
+    else:
+        scale = _sample_scale(cal_samples)
+        cal_score = _sample_scores(cal_samples, cal_x, scale)
+        test_score = _sample_scores(test_samples, test_x, scale)
     n_cal = cal_score.shape[0]
     srt = np.sort(cal_score, axis=0)
     coverage, width = [], []
@@ -288,14 +313,14 @@ def conformal_coverage_curve(cal_pred, cal_truth, test_pred, test_truth, levels=
         if test_samples is None:
             width.append(2.0 * q)
             continue
+        lo_all, hi_all, unit = _sample_ranges(test_samples, scale)
         w = []
         for j in range(test_samples.shape[2]):
-            sj = test_samples[:, :, j]
             if q[j] <= 1.0:
-                lo, hi = np.quantile(sj, [0.5 - q[j] / 2, 0.5 + q[j] / 2], axis=1)
+                lo, hi = np.quantile(test_samples[:, :, j], [0.5 - q[j] / 2, 0.5 + q[j] / 2], axis=1)
                 w.append(np.mean(hi - lo))
             else:
-                w.append(np.mean((sj.max(axis=1) - sj.min(axis=1)) * (2.0 * q[j] - 1.0)))
+                w.append(np.mean(hi_all[:, j] - lo_all[:, j] + 2.0 * (q[j] - 1.0) * unit[:, j]))
         width.append(np.array(w))
     cov, wid = np.stack(coverage), np.stack(width)
     if one_d:

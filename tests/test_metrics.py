@@ -163,3 +163,20 @@ def test_protocol_report_table(rng):
 def test_bad_input_names_the_argument(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+def test_conformal_handles_point_mass_samples_without_overflow(rng):
+    """Events whose samples all coincide (a single solution) get finite scores and widths."""
+    n = 2000
+
+    def draw():
+        y = rng.normal(size=n)
+        s = rng.normal(size=(n, 50))
+        s[: n // 2] = rng.normal(size=(n // 2, 1))  # half the events: one repeated value
+        return s, y
+
+    (cs, ct), (ts, tt) = draw(), draw()
+    with np.errstate(all="raise"):
+        out = metrics.conformal_coverage_curve(cs, ct, ts, tt, [0.5, 0.9])
+    assert np.all(np.isfinite(out["width"]))
+    assert out["coverage"] == pytest.approx([0.5, 0.9], abs=0.04)
