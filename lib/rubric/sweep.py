@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
@@ -27,6 +25,7 @@ import torch
 import yaml
 from tqdm.auto import tqdm
 
+from ..book import atomic_write_text
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
@@ -155,19 +154,9 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, prog
 
 
 def write_json(obj: dict, path) -> Path:
-    """Write JSON atomically (temp file in the same folder, then ``os.replace``)."""
+    """Write JSON atomically (temp file in the same folder, then a rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=1, sort_keys=False)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=False))
     return path
 
 
