@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from scipy import integrate
 
 from lib import metrics
@@ -111,3 +112,21 @@ def test_inverse_cdf_samples_follow_the_posterior():
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_model_tensors_standardise_with_the_reference_split():
+    from lib.data.bimodal import model_tensors
+
+    train, test = sample_bimodal(500, seed=1), sample_bimodal(200, seed=2)
+    context, target = model_tensors({"train": train, "test": test})
+    assert context["train"].shape == (500, 1) and target["test"].shape == (200, 1)
+    assert context["train"].dtype == torch.float32
+    assert float(context["train"].mean()) == pytest.approx(0.0, abs=1e-6)
+    assert float(context["train"].std(unbiased=False)) == pytest.approx(1.0, abs=1e-5)
+    x_mu, x_sd = train[1].mean(), train[1].std()
+    np.testing.assert_allclose(context["test"][:, 0].numpy(), (test[1] - x_mu) / x_sd, rtol=1e-6)
+    np.testing.assert_array_equal(target["test"][:, 0].numpy(), test[0].astype(np.float32))
+    with pytest.raises(ValueError, match="reference"):
+        model_tensors({"test": test})
+    with pytest.raises(ValueError, match="z of bad"):
+        model_tensors({"train": train, "bad": (test[0][:5], test[1])})

@@ -5,11 +5,12 @@ import pytest
 import torch
 
 from lib.data.ttbar_features import (OBSERVABLE_NAMES, EventArrays, Standardizer, arrays_from_events,
-                                     build_event_arrays, derived_observables, momentum_features, split_indices,
+                                     build_event_arrays, derived_observables, matched_observables, momentum_features, split_indices,
                                      subset_events, to_tensors)
 from lib.models.encoder import EventEncoder
+from lib.models import draw_samples, predict_points
 from lib.models.event_models import (MODEL_KINDS, POINT_KINDS, EventCFM, EventFlow, MMDRegressor, TransformerRegressor,
-                                     batch_loss, build_event_model, draw_samples, predict_points)
+                                     build_event_model)
 from lib.models.mmd import mmd2
 
 DIMS = (4, 6, 5)
@@ -184,6 +185,18 @@ def test_derived_observables_of_a_known_configuration():
                                np.repeat(derived_observables(lep, bjets, nus), 3, axis=0))
 
 
+def test_matched_observables_keep_only_events_with_both_b_jets_matched():
+    lep = np.array([[[40.0, 0, 0, 40], [0, 40.0, 0, 40]]] * 2)
+    jets = np.array([[[1.0, 0, 0, 50], [0, 0, 0, 92.5], [0, 0, 0, 92.5]]] * 2)
+    events = {"lep_p4": lep, "jet_p4": jets, "jet_truth_index": np.array([[-1, 0, 1], [-1, 0, -1]])}
+    nus = np.array([[-40.0, 0, 0, 0, -40.0, 0]] * 2)
+    obs, matched = matched_observables(events, nus)
+    np.testing.assert_array_equal(matched, [True, False])
+    np.testing.assert_allclose(obs, derived_observables(lep[:1], jets[:1, 1:], nus[:1]))
+    with pytest.raises(ValueError, match="neutrinos has 1 events"):
+        matched_observables(events, nus[:1])
+
+
 def test_features_reject_bad_input():
     arrays = synthetic_arrays(n=5)
     bad = arrays.targets.copy()
@@ -200,7 +213,7 @@ def test_features_reject_bad_input():
 def test_model_output_shapes(kind):
     model = tiny_model(kind)
     batch = random_batch(n=7)
-    loss = batch_loss(model, batch)
+    loss = model.loss(batch)
     assert loss.shape == () and torch.isfinite(loss)
     if isinstance(model, TransformerRegressor):
         assert predict_points(model, batch[:4], batch_size=3).shape == (7, 6)
@@ -216,7 +229,7 @@ def overfit(model, batch, steps, lr=3e-3):
     torch.manual_seed(0)
     for _ in range(steps):
         opt.zero_grad()
-        batch_loss(model, batch).backward()
+        model.loss(batch).backward()
         opt.step()
 
 
@@ -233,10 +246,10 @@ def test_flow_overfits_one_batch():
     model = tiny_model("flow")
     batch = random_batch(n=16, seed=5)
     with torch.no_grad():
-        before = batch_loss(model, batch).item()
+        before = model.loss(batch).item()
     overfit(model, batch, steps=300)
     with torch.no_grad():
-        after = batch_loss(model, batch).item()
+        after = model.loss(batch).item()
     assert after < before - 4.0  # NLL in nats per event (6 dims)
     samples = draw_samples(model, batch[:4], 64, seed=0)
     err = np.abs(np.median(samples, axis=1) - batch[4].numpy()).mean()
@@ -258,4 +271,6 @@ def test_model_classes_and_bad_kind():
     with pytest.raises(ValueError, match="kind"):
         build_event_model("gan", DIMS)
     with pytest.raises(ValueError, match="batch"):
-        batch_loss(tiny_model("transformer_mse"), random_batch()[:3])
+        tiny_model("transformer_mse").loss(random_batch()[:3])
+    with pytest.raises(ValueError, match="context"):
+        tiny_model("flow").sample(random_batch()[:3], 2)

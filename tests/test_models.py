@@ -43,7 +43,7 @@ def test_log_prob_shape_and_1d_input(kind, dim):
     assert lp.shape == (N,) and torch.isfinite(lp).all()
     if dim == 1:
         torch.testing.assert_close(model.log_prob(x[:, 0], context), lp)
-    assert model.loss(x, context).shape == ()
+    assert model.loss((context, x)).shape == ()
 
 
 @pytest.mark.parametrize("kind", ["flow", "mdn"])
@@ -75,7 +75,7 @@ def test_mdn_mean_is_the_mixture_mean():
 def test_gradients_flow_into_the_context(kind):
     model = make(kind, 2)
     context = torch.randn(N, 3, requires_grad=True)
-    model.loss(torch.randn(N, 2), context).backward()
+    model.loss((context, torch.randn(N, 2))).backward()
     assert context.grad is not None and float(context.grad.abs().sum()) > 0
     assert all(p.grad is not None for p in model.parameters())
 
@@ -114,7 +114,7 @@ def test_cfm_learns_a_conditional_gaussian():
     x = c + 0.3 * torch.randn(3000, 1, generator=g)
     torch.manual_seed(0)
     model = ConditionalFlowMatching(1, 1, hidden=32, layers=2)
-    fit(model, lambda m, b: m.loss(*b), (x[:2500], c[:2500]), (x[2500:], c[2500:]), epochs=10,
+    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]), epochs=10,
         batch_size=100, lr=5e-3, disable=True)
     test_c = torch.tensor([[-1.5], [0.0], [1.5]])
     s = model.sample(test_c, 2000, steps=16, generator=torch.Generator().manual_seed(1))[:, :, 0]
@@ -130,7 +130,7 @@ def test_point_regressor_learns_mean_or_median(criterion, target):
     x = c + torch.empty(3000, 1).exponential_(1.0, generator=g)
     torch.manual_seed(0)
     model = PointRegressor(1, 1, hidden=(16,), criterion=criterion)
-    fit(model, lambda m, b: m.loss(*b), (x[:2500], c[:2500]), (x[2500:], c[2500:]), epochs=12,
+    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]), epochs=12,
         batch_size=250, lr=3e-2, disable=True)
     pred = model.predict(torch.tensor([[0.5]]))
     assert pred.shape == (1, 1)

@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
 from lib.models.training import fit
 
 
@@ -38,7 +40,7 @@ def test_early_stopping_restores_the_best_weights():
     model = Scalar(start=-1.0)
     train = (torch.ones(64),)
     val = (-torch.ones(16),)
-    hist = fit(model, squared, train, val, epochs=100, batch_size=8, lr=0.05, patience=3, disable=True)
+    hist = fit(model, train, val, loss_fn=squared, epochs=100, batch_size=8, lr=0.05, patience=3, disable=True)
     assert hist.stop_reason == "patience"
     assert hist.epochs == hist.best_epoch + 4
     assert hist.best_epoch == 0
@@ -52,7 +54,7 @@ def test_converges_and_runs_all_epochs_while_improving():
     xv, yv = regression_data(128, seed=1)
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 1)
-    hist = fit(model, linear_loss, (x, y), (xv, yv), epochs=40, batch_size=32, lr=0.05, disable=True)
+    hist = fit(model, (x, y), (xv, yv), loss_fn=linear_loss, epochs=40, batch_size=32, lr=0.05, disable=True)
     assert hist.val_loss[-1] < 0.05 * hist.val_loss[0]
     assert hist.val_loss[hist.best_epoch] == min(hist.val_loss)
     assert len(hist.train_loss) == len(hist.val_loss) == len(hist.lr) == hist.epochs
@@ -71,7 +73,7 @@ def test_nan_loss_raises_floating_point_error_naming_the_epoch():
         return exploding(model, batch)
 
     with pytest.raises(FloatingPointError, match=r"epoch 1"):
-        fit(model, counting, (torch.ones(16),), (torch.ones(4),), epochs=5, batch_size=4, lr=0.1, disable=True)
+        fit(model, (torch.ones(16),), (torch.ones(4),), loss_fn=counting, epochs=5, batch_size=4, lr=0.1, disable=True)
 
 
 def test_nan_validation_loss_raises():
@@ -81,7 +83,7 @@ def test_nan_validation_loss_raises():
         return squared(model, batch) + (0.0 if model.training else math.inf)
 
     with pytest.raises(FloatingPointError, match="validation loss .* epoch 0"):
-        fit(model, bad_val, (torch.ones(8),), (torch.ones(4),), epochs=3, batch_size=4, lr=0.1, disable=True)
+        fit(model, (torch.ones(8),), (torch.ones(4),), loss_fn=bad_val, epochs=3, batch_size=4, lr=0.1, disable=True)
 
 
 def _train_once(seed):
@@ -89,7 +91,7 @@ def _train_once(seed):
     xv, yv = regression_data(64, seed=1)
     torch.manual_seed(123)  # same initial weights each time
     model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Dropout(0.2), torch.nn.Linear(8, 1))
-    hist = fit(model, linear_loss, (x, y), (xv, yv), epochs=4, batch_size=16, lr=0.01, seed=seed, disable=True)
+    hist = fit(model, (x, y), (xv, yv), loss_fn=linear_loss, epochs=4, batch_size=16, lr=0.01, seed=seed, disable=True)
     return hist, torch.cat([p.detach().ravel() for p in model.parameters()])
 
 
@@ -104,7 +106,7 @@ def test_same_seed_same_result_other_seed_other_result():
 
 def test_learning_rate_decays_on_plateau():
     model = Scalar(start=-1.0)
-    hist = fit(model, squared, (torch.ones(8),), (-torch.ones(4),), epochs=20, batch_size=8, lr=0.01,
+    hist = fit(model, (torch.ones(8),), (-torch.ones(4),), loss_fn=squared, epochs=20, batch_size=8, lr=0.01,
                patience=6, lr_decay_patience=2, lr_decay_factor=0.5, disable=True)
     assert hist.lr[0] == 0.01 and min(hist.lr) == pytest.approx(0.01 * 0.5**2)
 
@@ -121,7 +123,11 @@ def test_learning_rate_decays_on_plateau():
         (dict(lr=-1.0), "lr"),
         (dict(patience=0), "patience"),
         (dict(max_seconds=0), "max_seconds"),
-        (dict(loss_fn=None), "loss_fn"),
+        (dict(loss_fn=None), "has no loss"),
+        (dict(loss_fn=3), "loss_fn must be callable"),
+        (dict(grad_clip=0), "grad_clip"),
+        (dict(lr_decay_patience=2, val=None), "lr_decay_patience needs val"),
+        (dict(shuffle=0), "shuffle"),
     ],
 )
 def test_bad_arguments_raise_value_error(kwargs, match):
@@ -130,3 +136,38 @@ def test_bad_arguments_raise_value_error(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         fit(**args)
+
+
+def test_without_validation_runs_every_epoch_and_keeps_the_last_weights():
+    model = Scalar(start=-1.0)
+    hist = fit(model, (torch.ones(64),), loss_fn=squared, epochs=5, batch_size=8, lr=0.05, disable=True)
+    assert hist.epochs == 5 and hist.best_epoch == 4 and hist.val_loss == [] and hist.stop_reason == "epochs"
+    assert math.isnan(hist.best_val_loss)
+    assert hist.train_loss == sorted(hist.train_loss, reverse=True)  # still improving: nothing restored
+    assert float((model.w.detach() - 1.0) ** 2) < hist.train_loss[-1]
+
+
+def test_model_loss_is_the_default_and_schedule_and_clipping_apply():
+    class Own(Scalar):
+        def loss(self, batch):
+            return squared(self, batch)
+
+    model = Own(start=-1.0)
+    seen = []
+    handle = register_optimizer_step_pre_hook(
+        lambda opt, args, kwargs: seen.append(float(model.w.grad.abs())))
+    try:
+        hist = fit(model, (torch.ones(8),), epochs=4, batch_size=4, lr=0.1,
+                   lr_schedule=lambda step: 1.0 - step / 8, grad_clip=1e-3, disable=True)
+    finally:
+        handle.remove()
+    # two steps per epoch: the learning rate at the end of epoch k is 0.1 * (1 - 2(k+1)/8)
+    assert hist.lr == pytest.approx([0.075, 0.05, 0.025, 0.0])
+    assert len(seen) == 8 and max(seen) == pytest.approx(1e-3)  # unclipped |grad| = 2|w - 1| >= 2
+
+
+def test_shared_shuffle_generator_is_used():
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    fit(Scalar(), (torch.arange(8.0),), loss_fn=squared, epochs=2, batch_size=4, lr=0.1, shuffle=g1, disable=True)
+    torch.randperm(8, generator=g2), torch.randperm(8, generator=g2)
+    assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))

@@ -22,7 +22,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["DEFAULT_SIGMA", "sample_bimodal", "ExactPosterior"]
+__all__ = ["DEFAULT_SIGMA", "sample_bimodal", "model_tensors", "ExactPosterior"]
 
 DEFAULT_SIGMA = 0.1
 
@@ -74,6 +74,39 @@ def sample_bimodal(n: int, *, sigma: float = DEFAULT_SIGMA, seed=0) -> tuple[np.
     z = rng.standard_normal(n)
     x = z**2 + sigma * rng.standard_normal(n)
     return z, x
+
+
+def model_tensors(splits, *, reference: str = "train", device="cpu") -> tuple[dict, dict]:
+    """Model inputs of the benchmark per split: the context and the target as float32 ``(n, 1)`` tensors.
+
+    Parameters
+    ----------
+    splits : mapping of name -> (z, x)
+        Hidden values and observations of each split, as `sample_bimodal` returns them.
+    reference : str
+        The split whose mean and standard deviation of x standardise every context.
+    device : str or torch.device
+
+    Returns
+    -------
+    context, target : dict of name -> torch.Tensor
+        ``(x - mean) / sd`` and z of each split.
+    """
+    import torch
+
+    if reference not in splits:
+        raise ValueError(f"reference: no split named {reference!r} (have {list(splits)})")
+    x_ref = _check_vector(splits[reference][1], f"x of {reference}")
+    loc, scale = x_ref.mean(), x_ref.std()
+
+    def column(a):
+        return torch.as_tensor(np.asarray(a), dtype=torch.float32, device=device)[:, None]
+
+    context, target = {}, {}
+    for name, (z, x) in splits.items():
+        x = _check_vector(x, f"x of {name}")
+        target[name], context[name] = column(_check_vector(z, f"z of {name}", len(x))), column((x - loc) / scale)
+    return context, target
 
 
 def _log_unnormalised(z: np.ndarray, x: np.ndarray, sigma: float) -> np.ndarray:

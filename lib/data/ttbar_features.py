@@ -256,3 +256,29 @@ def derived_observables(leptons_p4, bjets_p4, neutrinos) -> np.ndarray:
     cols = [rec["nu_pz"][..., 0], rec["nu_pz"][..., 1], _mass(rec["ttbar_p4"]), top_pt[..., 0], top_pt[..., 1],
             _mass(top[..., 0, :]), _mass(top[..., 1, :]), _mass(w[..., 0, :]), _mass(w[..., 1, :])]
     return np.stack(cols, axis=-1)
+
+
+def matched_observables(events: Mapping[str, np.ndarray], neutrinos) -> tuple[np.ndarray, np.ndarray]:
+    """`derived_observables` of the events whose two b-jets are truth-matched, and that mask.
+
+    Parameters
+    ----------
+    events : mapping
+        Event arrays with ``lep_p4`` (n, 2, 4), ``jet_p4`` (n, J, 4) and ``jet_truth_index`` (n, J).
+    neutrinos : array_like, shape (n, 6), (n, 2, 3), (n, m, 6) or (n, m, 2, 3)
+        Neutrino momenta (GeV) per event, or m samples per event.
+
+    Returns
+    -------
+    observables : ndarray, shape (k, 9) or (k, m, 9)
+        Only the k events with both b-jets matched, so that only the neutrinos differ between
+        reconstructions of the same events.
+    matched : ndarray of bool, shape (n,)
+    """
+    from lib.physics.kinematics import truth_matched_bjets
+
+    nus = np.asarray(neutrinos, dtype=np.float64)
+    if len(nus) != len(events["lep_p4"]):
+        raise ValueError(f"neutrinos has {len(nus)} events but events has {len(events['lep_p4'])}")
+    bjets, matched = truth_matched_bjets(events["jet_p4"], events["jet_truth_index"])
+    return derived_observables(events["lep_p4"][matched], bjets[matched], nus[matched]), matched

@@ -18,10 +18,16 @@ def as_events(x: torch.Tensor, dim: int, name: str) -> torch.Tensor:
     return x
 
 
-def check_pair(x: torch.Tensor, context: torch.Tensor, dim: int, context_dim: int):
-    """Validate ``(x, context)`` of one batch: same number of events, right widths."""
-    x = as_events(x, dim, "x")
-    context = as_events(context, context_dim, "context")
+def check_pair(batch, dim: int, context_dim: int):
+    """Validate a ``(context, x)`` batch: two tensors, same number of events, right widths.
+
+    Returns ``(x, context)`` shaped ``(n, dim)`` and ``(n, context_dim)``.
+    """
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise ValueError("batch must be a tuple (context, x), got "
+                         f"{type(batch).__name__}{' of length ' + str(len(batch)) if isinstance(batch, (tuple, list)) else ''}")
+    context = as_events(batch[0], context_dim, "context")
+    x = as_events(batch[1], dim, "x")
     if x.shape[0] != context.shape[0]:
         raise ValueError(f"x has {x.shape[0]} events but context has {context.shape[0]}")
     return x, context

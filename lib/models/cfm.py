@@ -16,8 +16,11 @@ import math
 import torch
 
 from ._checks import as_events, check_count, check_pair, chunk_events
+from .mlp import mlp
 
 __all__ = ["ConditionalFlowMatching"]
+
+_METHODS = ("rk4", "midpoint", "euler")
 
 
 class _TimeFeatures(torch.nn.Module):
@@ -37,10 +40,8 @@ class ConditionalFlowMatching(torch.nn.Module):
 
     Parameters
     ----------
-    dim : int
-        Dimension of the modelled variable x.
-    context_dim : int
-        Dimension of the conditioning vector (>= 1).
+    dim, context_dim : int
+        Widths of the modelled variable x and of the conditioning vector.
     hidden : int
         Width of the hidden layers of the vector-field MLP.
     layers : int
@@ -49,6 +50,10 @@ class ConditionalFlowMatching(torch.nn.Module):
         Number of sinusoidal frequencies used to embed t.
     sigma_min : float
         Width of the path at t = 1 (0 gives the straight interpolation).
+    steps : int
+        Fixed ODE solver steps from t = 0 to t = 1 when sampling.
+    method : {"rk4", "midpoint", "euler"}
+        Fixed-step solver (4, 2 and 1 field evaluations per step).
     """
 
     def __init__(
@@ -60,6 +65,8 @@ class ConditionalFlowMatching(torch.nn.Module):
         layers: int = 3,
         time_freq: int = 4,
         sigma_min: float = 1e-4,
+        steps: int = 32,
+        method: str = "midpoint",
     ):
         super().__init__()
         self.dim = check_count(dim, "dim")
@@ -69,22 +76,21 @@ class ConditionalFlowMatching(torch.nn.Module):
         check_count(time_freq, "time_freq")
         if not isinstance(sigma_min, (int, float)) or not 0 <= sigma_min < 1:
             raise ValueError(f"sigma_min must be in [0, 1), got {sigma_min!r}")
+        self.steps = check_count(steps, "steps")
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        self.method = method
         self.sigma_min = float(sigma_min)
         self.time = _TimeFeatures(time_freq)
-        width_in = dim + (1 + 2 * time_freq) + context_dim
-        modules = []
-        for i in range(layers):
-            modules += [torch.nn.Linear(width_in if i == 0 else hidden, hidden), torch.nn.SiLU()]
-        modules.append(torch.nn.Linear(hidden, dim))
-        self.net = torch.nn.Sequential(*modules)
+        self.net = mlp(dim + (1 + 2 * time_freq) + context_dim, dim, (hidden,) * layers)
 
     def velocity(self, x: torch.Tensor, t: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """The vector field v(x, t | context); `x` ``(..., dim)``, `t` ``(..., 1)``."""
         return self.net(torch.cat([x, self.time(t), context], dim=-1))
 
-    def loss(self, x: torch.Tensor, context: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Flow-matching loss of one batch (scalar); draws t and x0 from `generator`."""
-        x, context = check_pair(x, context, self.dim, self.context_dim)
+    def loss(self, batch, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Flow-matching loss of a ``(context, x)`` batch (scalar); draws t and x0 from `generator`."""
+        x, context = check_pair(batch, self.dim, self.context_dim)
         n = x.shape[0]
         x0 = torch.randn((n, self.dim), generator=generator, device=x.device, dtype=x.dtype)
         t = torch.rand((n, 1), generator=generator, device=x.device, dtype=x.dtype)
@@ -93,14 +99,8 @@ class ConditionalFlowMatching(torch.nn.Module):
         return ((self.velocity(xt, t, context) - target) ** 2).sum(dim=-1).mean()
 
     @torch.no_grad()
-    def sample(
-        self,
-        context: torch.Tensor,
-        m: int,
-        steps: int = 32,
-        generator: torch.Generator | None = None,
-        method: str = "midpoint",
-    ) -> torch.Tensor:
+    def sample(self, context: torch.Tensor, m: int, generator: torch.Generator | None = None, *,
+               steps: int | None = None, method: str | None = None) -> torch.Tensor:
         """Draw `m` samples per event by integrating the ODE, shape ``(n, m, dim)``.
 
         Parameters
@@ -108,18 +108,18 @@ class ConditionalFlowMatching(torch.nn.Module):
         context : torch.Tensor, shape (n, context_dim)
         m : int
             Samples per event.
-        steps : int
-            Number of fixed solver steps from t = 0 to t = 1.
         generator : torch.Generator or None
             Source of the initial noise (the global RNG if None).
-        method : {"rk4", "midpoint", "euler"}
-            Fixed-step solver (4, 2 and 1 field evaluations per step).
+        steps, method : int, str or None
+            Override the solver set at construction.
         """
+        steps = self.steps if steps is None else steps
+        method = self.method if method is None else method
         context = as_events(context, self.context_dim, "context")
         check_count(m, "m")
         check_count(steps, "steps")
-        if method not in ("rk4", "midpoint", "euler"):
-            raise ValueError(f"method must be 'rk4', 'midpoint' or 'euler', got {method!r}")
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
         step_events = chunk_events(context.shape[0], m)
         out = []
         for start in range(0, context.shape[0], step_events):
@@ -151,6 +151,6 @@ class ConditionalFlowMatching(torch.nn.Module):
         return (k1 + 2 * k2 + 2 * k3 + k4) / 6.0
 
     @torch.no_grad()
-    def sample_mean(self, context: torch.Tensor, m: int, steps: int = 32, generator: torch.Generator | None = None) -> torch.Tensor:
+    def sample_mean(self, context: torch.Tensor, m: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """Average of `m` samples per event, shape ``(n, dim)``."""
-        return self.sample(context, m, steps=steps, generator=generator).mean(dim=1)
+        return self.sample(context, m, generator=generator).mean(dim=1)

@@ -12,18 +12,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .mlp import mlp
 
-def mlp(n_in: int, hidden: int, n_out: int, *, blocks: int = 1, dropout: float = 0.0) -> nn.Sequential:
-    """MLP with ``blocks`` hidden layers (Linear, LayerNorm, LeakyReLU, Dropout), then Linear."""
-    if blocks < 1:
-        raise ValueError(f"blocks must be >= 1, got {blocks}")
-    layers: list[nn.Module] = []
-    width = n_in
-    for _ in range(blocks):
-        layers += [nn.Linear(width, hidden), nn.LayerNorm(hidden), nn.LeakyReLU(), nn.Dropout(dropout)]
-        width = hidden
-    layers.append(nn.Linear(width, n_out))
-    return nn.Sequential(*layers)
+
+def normed_mlp(n_in: int, hidden: int, n_out: int, *, dropout: float = 0.0) -> nn.Sequential:
+    """`lib.models.mlp` with one hidden layer of width ``hidden``: Linear, LayerNorm, LeakyReLU [, Dropout], Linear."""
+    return mlp(n_in, n_out, (hidden,), activation=nn.LeakyReLU, layer_norm=True, dropout=dropout)
 
 
 class ClassAttentionLayer(nn.Module):
@@ -35,7 +29,7 @@ class ClassAttentionLayer(nn.Module):
         self.norm_set = nn.LayerNorm(width)
         self.attention = nn.MultiheadAttention(width, heads, dropout=dropout, batch_first=True)
         self.norm_ff = nn.LayerNorm(width)
-        self.ff = mlp(width, ff_hidden, width, dropout=dropout)
+        self.ff = normed_mlp(width, ff_hidden, width, dropout=dropout)
 
     def forward(self, token: torch.Tensor, tokens: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
         keys = self.norm_set(tokens)
@@ -86,9 +80,9 @@ class EventEncoder(nn.Module):
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.dims = (global_dim, lepton_dim, jet_dim)
         self.context_dim = context_dim
-        self.embed_global = mlp(global_dim, embed_hidden, width)
-        self.embed_lepton = mlp(lepton_dim, embed_hidden, width)
-        self.embed_jet = mlp(jet_dim, embed_hidden, width)
+        self.embed_global = normed_mlp(global_dim, embed_hidden, width)
+        self.embed_lepton = normed_mlp(lepton_dim, embed_hidden, width)
+        self.embed_jet = normed_mlp(jet_dim, embed_hidden, width)
         self.self_attention = nn.ModuleList(
             nn.TransformerEncoderLayer(width, heads, ff_hidden, dropout, activation="gelu",
                                        batch_first=True, norm_first=True)
@@ -97,7 +91,7 @@ class EventEncoder(nn.Module):
         self.class_attention = nn.ModuleList(
             ClassAttentionLayer(width, heads, ff_hidden, dropout) for _ in range(class_layers))
         self.final_norm = nn.LayerNorm(width)
-        self.head = mlp(width, context_hidden, context_dim, dropout=dropout)
+        self.head = normed_mlp(width, context_hidden, context_dim, dropout=dropout)
 
     def check_inputs(self, global_feats: torch.Tensor, leptons: torch.Tensor, jets: torch.Tensor,
                      jet_mask: torch.Tensor) -> None:

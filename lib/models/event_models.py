@@ -8,35 +8,39 @@
 * `EventCFM`: conditional flow matching on the targets with the same context, sampled with an
   ODE solver of ``steps`` steps.
 
-A batch is the tuple ``(global_feats, leptons, jets, jet_mask, targets)`` of
-`lib.data.ttbar_features.to_tensors`; the inputs are its first four entries. Every model has
-``loss(batch) -> scalar``, so `batch_loss` is the ``loss_fn`` for `lib.models.training.fit`.
+They follow the contract of `lib.models`: the *context* is the tuple of event tensors
+``(global_feats, leptons, jets, jet_mask)`` and a batch is ``(*context, targets)``, as
+`lib.data.ttbar_features.to_tensors` returns it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
-from lib.models.cfm import ConditionalFlowMatching
-from lib.models.encoder import EventEncoder, mlp
-from lib.models.flow import ConditionalFlow
-from lib.models.mmd import DEFAULT_BANDWIDTHS, mmd2
+from .cfm import ConditionalFlowMatching
+from .encoder import EventEncoder, normed_mlp
+from .flow import ConditionalFlow
+from .mmd import DEFAULT_BANDWIDTHS, mmd2
 
 MODEL_KINDS = ("transformer_mse", "transformer_mmd", "flow", "cfm")
 POINT_KINDS = ("transformer_mse", "transformer_mmd")
+_INPUTS = "(global_feats, leptons, jets, jet_mask)"
 
 
-def _check_batch(batch: Sequence[torch.Tensor], need_targets: bool) -> None:
-    size = 5 if need_targets else 4
-    if not isinstance(batch, (tuple, list)) or len(batch) < size:
-        what = "(global_feats, leptons, jets, jet_mask, targets)" if need_targets else \
-            "(global_feats, leptons, jets, jet_mask[, targets])"
-        raise ValueError(f"batch must be a tuple {what}, got {type(batch).__name__} of length "
-                         f"{len(batch) if isinstance(batch, (tuple, list)) else '?'}")
+def _check_context(context: Sequence[torch.Tensor]) -> None:
+    if not isinstance(context, (tuple, list)) or len(context) != 4:
+        raise ValueError(f"context must be the tuple {_INPUTS}, got {type(context).__name__}"
+                         f"{' of length ' + str(len(context)) if isinstance(context, (tuple, list)) else ''}")
+
+
+def _split_batch(batch: Sequence[torch.Tensor]) -> tuple[tuple, torch.Tensor]:
+    if not isinstance(batch, (tuple, list)) or len(batch) != 5:
+        raise ValueError(f"batch must be the tuple (*{_INPUTS}, targets), got {type(batch).__name__}"
+                         f"{' of length ' + str(len(batch)) if isinstance(batch, (tuple, list)) else ''}")
+    return tuple(batch[:4]), batch[4]
 
 
 class EventModel(nn.Module):
@@ -51,10 +55,10 @@ class EventModel(nn.Module):
         self.encoder = encoder
         self.dim = dim
 
-    def context(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
-        """Encoder context (n, context_dim) of a batch (targets, if present, are not used)."""
-        _check_batch(batch, need_targets=False)
-        return self.encoder(*batch[:4])
+    def encode(self, context: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Encoder output (n, context_dim) of the event tensors ``(global_feats, leptons, jets, jet_mask)``."""
+        _check_context(context)
+        return self.encoder(*context)
 
 
 class TransformerRegressor(EventModel):
@@ -62,15 +66,21 @@ class TransformerRegressor(EventModel):
 
     def __init__(self, encoder: EventEncoder, dim: int = 6, *, hidden: int = 64):
         super().__init__(encoder, dim)
-        self.head = mlp(encoder.context_dim, hidden, dim)
+        self.head = normed_mlp(encoder.context_dim, hidden, dim)
 
-    def predict(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
+    def forward(self, context: Sequence[torch.Tensor]) -> torch.Tensor:
         """Point estimates (n, dim) in standardised target units."""
-        return self.head(self.context(batch))
+        return self.head(self.encode(context))
+
+    @torch.no_grad()
+    def predict(self, context: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Point estimates (n, dim) without gradient."""
+        return self.forward(context)
 
     def loss(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
-        _check_batch(batch, need_targets=True)
-        return nn.functional.mse_loss(self.predict(batch), batch[4])
+        """Mean squared error of the batch."""
+        context, targets = _split_batch(batch)
+        return nn.functional.mse_loss(self.forward(context), targets)
 
 
 class MMDRegressor(TransformerRegressor):
@@ -85,9 +95,10 @@ class MMDRegressor(TransformerRegressor):
         self.bandwidths = tuple(float(b) for b in bandwidths)
 
     def loss(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
-        _check_batch(batch, need_targets=True)
-        pred = self.predict(batch)
-        return nn.functional.mse_loss(pred, batch[4]) + self.mmd_weight * mmd2(pred, batch[4], self.bandwidths)
+        """MSE + ``mmd_weight`` * MMD^2 of the batch."""
+        context, targets = _split_batch(batch)
+        pred = self.forward(context)
+        return nn.functional.mse_loss(pred, targets) + self.mmd_weight * mmd2(pred, targets, self.bandwidths)
 
 
 class EventFlow(EventModel):
@@ -97,41 +108,42 @@ class EventFlow(EventModel):
         super().__init__(encoder, dim)
         self.flow = ConditionalFlow(dim, encoder.context_dim, **flow_kwargs)
 
+    def log_prob(self, x: torch.Tensor, context: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Log-density (n,) of the targets ``x`` given the event tensors."""
+        return self.flow.log_prob(x, self.encode(context))
+
     def loss(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
         """Mean negative log-likelihood of the targets."""
-        _check_batch(batch, need_targets=True)
-        return -self.flow.log_prob(batch[4], self.context(batch)).mean()
+        context, targets = _split_batch(batch)
+        return -self.log_prob(targets, context).mean()
 
-    def sample(self, batch: Sequence[torch.Tensor], m: int, generator: torch.Generator | None = None
+    def sample(self, context: Sequence[torch.Tensor], m: int, generator: torch.Generator | None = None
                ) -> torch.Tensor:
         """``m`` samples per event, shape (n, m, dim), standardised units."""
-        return self.flow.sample(self.context(batch), m, generator=generator)
+        return self.flow.sample(self.encode(context), m, generator=generator)
 
 
 class EventCFM(EventModel):
     """Conditional flow matching on the targets; ``steps`` ODE steps when sampling."""
 
-    def __init__(self, encoder: EventEncoder, dim: int = 6, *, steps: int = 32, **cfm_kwargs):
+    def __init__(self, encoder: EventEncoder, dim: int = 6, **cfm_kwargs):
         super().__init__(encoder, dim)
-        if steps < 1:
-            raise ValueError(f"steps must be a positive integer, got {steps}")
-        self.steps = int(steps)
         self.cfm = ConditionalFlowMatching(dim, encoder.context_dim, **cfm_kwargs)
+
+    @property
+    def steps(self) -> int:
+        """ODE solver steps used when sampling."""
+        return self.cfm.steps
 
     def loss(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
         """Flow-matching loss of the targets."""
-        _check_batch(batch, need_targets=True)
-        return self.cfm.loss(batch[4], self.context(batch))
+        context, targets = _split_batch(batch)
+        return self.cfm.loss((self.encode(context), targets))
 
-    def sample(self, batch: Sequence[torch.Tensor], m: int, generator: torch.Generator | None = None
+    def sample(self, context: Sequence[torch.Tensor], m: int, generator: torch.Generator | None = None
                ) -> torch.Tensor:
         """``m`` samples per event, shape (n, m, dim), standardised units."""
-        return self.cfm.sample(self.context(batch), m, steps=self.steps, generator=generator)
-
-
-def batch_loss(model: EventModel, batch: Sequence[torch.Tensor]) -> torch.Tensor:
-    """``loss_fn`` for `lib.models.training.fit`: the model's own loss on the batch."""
-    return model.loss(batch)
+        return self.cfm.sample(self.encode(context), m, generator=generator)
 
 
 def build_event_model(kind: str, dims: Sequence[int], encoder: Mapping | None = None,
@@ -160,49 +172,3 @@ def build_event_model(kind: str, dims: Sequence[int], encoder: Mapping | None = 
     cls = {"transformer_mse": TransformerRegressor, "transformer_mmd": MMDRegressor,
            "flow": EventFlow, "cfm": EventCFM}[kind]
     return cls(enc, target_dim, **dict(head or {}))
-
-
-def _batches(inputs: Sequence[torch.Tensor], batch_size: int, device: str | torch.device):
-    _check_batch(inputs, need_targets=False)
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    n = len(inputs[0])
-    for start in range(0, n, batch_size):
-        yield tuple(t[start:start + batch_size].to(device) for t in inputs[:4])
-
-
-@torch.no_grad()
-def predict_points(model: TransformerRegressor, inputs: Sequence[torch.Tensor], *, batch_size: int = 4096,
-                   device: str | torch.device = "cpu") -> np.ndarray:
-    """Point estimates (n, dim) of a regressor over all events, as a float64 numpy array."""
-    if not isinstance(model, TransformerRegressor):
-        raise ValueError(f"model must be a TransformerRegressor, got {type(model).__name__}")
-    was_training = model.training
-    model.eval().to(device)
-    try:
-        out = [model.predict(b).cpu() for b in _batches(inputs, batch_size, device)]
-    finally:
-        model.train(was_training)
-    return torch.cat(out).double().numpy()
-
-
-@torch.no_grad()
-def draw_samples(model: EventFlow | EventCFM, inputs: Sequence[torch.Tensor], m: int, *,
-                 batch_size: int = 1024, seed: int = 0, device: str | torch.device = "cpu") -> np.ndarray:
-    """``m`` samples per event (n, m, dim) from a generative model, as a float64 numpy array.
-
-    Events are processed in chunks of ``batch_size``; one ``torch.Generator`` seeded with
-    ``seed`` drives all chunks, so the result depends only on (model, inputs, m, batch_size, seed).
-    """
-    if not isinstance(model, (EventFlow, EventCFM)):
-        raise ValueError(f"model must be an EventFlow or EventCFM, got {type(model).__name__}")
-    if m < 1:
-        raise ValueError(f"m must be a positive integer, got {m}")
-    generator = torch.Generator(device=device).manual_seed(int(seed))
-    was_training = model.training
-    model.eval().to(device)
-    try:
-        out = [model.sample(b, m, generator=generator).cpu() for b in _batches(inputs, batch_size, device)]
-    finally:
-        model.train(was_training)
-    return torch.cat(out).double().numpy()

@@ -3,7 +3,7 @@
 The flow is trained by maximum likelihood (`loss` is the mean negative log-likelihood) and
 sampled by pushing standard-normal noise through the inverse transform. The context is an
 ordinary input tensor, so an upstream encoder that produces it trains end to end through
-`log_prob` / `loss`.
+`log_prob` / `loss`. A batch is ``(context, x)`` (see `lib.models`).
 
 The splines act on [-5, 5] (identity outside): standardise `x` to roughly unit scale.
 """
@@ -51,11 +51,12 @@ class ConditionalFlow(torch.nn.Module):
 
     def log_prob(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """Log-density of each event's `x` under p(x | context), shape ``(n,)``."""
-        x, context = check_pair(x, context, self.dim, self.context_dim)
+        x, context = check_pair((context, x), self.dim, self.context_dim)
         return self.flow(context).log_prob(x)
 
-    def loss(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """Mean negative log-likelihood of the batch (the maximum-likelihood objective)."""
+    def loss(self, batch) -> torch.Tensor:
+        """Mean negative log-likelihood of a ``(context, x)`` batch (the maximum-likelihood objective)."""
+        x, context = check_pair(batch, self.dim, self.context_dim)
         return -self.log_prob(x, context).mean()
 
     @torch.no_grad()

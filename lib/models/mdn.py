@@ -44,14 +44,15 @@ class MixtureDensityNetwork(torch.nn.Module):
 
     def log_prob(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """Log-density of each event's `x`, shape ``(n,)``."""
-        x, context = check_pair(x, context, self.dim, self.context_dim)
+        x, context = check_pair((context, x), self.dim, self.context_dim)
         log_w, mu, log_s = self.parameters_of(context)
         z = (x[:, None, :] - mu) / log_s.exp()
         comp = (-0.5 * z**2 - log_s - 0.5 * math.log(2 * math.pi)).sum(dim=-1)
         return torch.logsumexp(log_w + comp, dim=-1)
 
-    def loss(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """Mean negative log-likelihood of the batch."""
+    def loss(self, batch) -> torch.Tensor:
+        """Mean negative log-likelihood of a ``(context, x)`` batch."""
+        x, context = check_pair(batch, self.dim, self.context_dim)
         return -self.log_prob(x, context).mean()
 
     @torch.no_grad()

@@ -1,12 +1,13 @@
-"""Point regressors: an MLP from the context to a point estimate of x.
+"""The one MLP builder of the book, and the point regressor built on it.
 
-Trained with the squared error it estimates the posterior mean E[x | context]; trained with
-the absolute error, the posterior median (per dimension).
+`PointRegressor` trained with the squared error estimates the posterior mean E[x | context];
+trained with the absolute error, the posterior median (per dimension).
 """
 
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from ._checks import as_events, check_count, check_pair, hidden_sizes
 
@@ -15,8 +16,9 @@ __all__ = ["mlp", "PointRegressor"]
 _CRITERIA = ("mse", "mae")
 
 
-def mlp(in_dim: int, out_dim: int, hidden=(64, 64)) -> torch.nn.Sequential:
-    """A fully connected network with SiLU activations between its linear layers.
+def mlp(in_dim: int, out_dim: int, hidden=(64, 64), *, activation: type[nn.Module] = nn.SiLU,
+        layer_norm: bool = False, dropout: float = 0.0) -> nn.Sequential:
+    """A fully connected network: per hidden layer Linear [, LayerNorm], activation [, Dropout]; then Linear.
 
     Parameters
     ----------
@@ -24,20 +26,33 @@ def mlp(in_dim: int, out_dim: int, hidden=(64, 64)) -> torch.nn.Sequential:
         Input and output widths.
     hidden : int or sequence of int
         Hidden widths (an int means two layers of that width).
+    activation : torch.nn.Module class
+        Non-linearity after each hidden layer (SiLU by default).
+    layer_norm : bool
+        Normalise each hidden layer before its activation.
+    dropout : float in [0, 1)
+        Dropout after each activation (no Dropout layer when 0).
     """
     check_count(in_dim, "in_dim")
     check_count(out_dim, "out_dim")
-    widths = (in_dim, *hidden_sizes(hidden), out_dim)
-    layers = []
-    for i in range(len(widths) - 1):
-        layers.append(torch.nn.Linear(widths[i], widths[i + 1]))
-        if i < len(widths) - 2:
-            layers.append(torch.nn.SiLU())
-    return torch.nn.Sequential(*layers)
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+    layers: list[nn.Module] = []
+    width = in_dim
+    for h in hidden_sizes(hidden):
+        layers.append(nn.Linear(width, h))
+        if layer_norm:
+            layers.append(nn.LayerNorm(h))
+        layers.append(activation())
+        if dropout > 0:
+            layers.append(nn.Dropout(dropout))
+        width = h
+    layers.append(nn.Linear(width, out_dim))
+    return nn.Sequential(*layers)
 
 
-class PointRegressor(torch.nn.Module):
-    """MLP regression of x (``dim``) on the context (``context_dim``).
+class PointRegressor(nn.Module):
+    """MLP regression of x (``dim``) on the context (``context_dim``): a point estimator.
 
     Parameters
     ----------
@@ -61,9 +76,9 @@ class PointRegressor(torch.nn.Module):
         """Point prediction, shape ``(n, dim)``."""
         return self.net(as_events(context, self.context_dim, "context"))
 
-    def loss(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """Mean squared or absolute error of the batch (per the `criterion`)."""
-        x, context = check_pair(x, context, self.dim, self.context_dim)
+    def loss(self, batch) -> torch.Tensor:
+        """Mean squared or absolute error (per the `criterion`) of a ``(context, x)`` batch."""
+        x, context = check_pair(batch, self.dim, self.context_dim)
         err = self.net(context) - x
         return (err**2).mean() if self.criterion == "mse" else err.abs().mean()
 

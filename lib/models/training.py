@@ -1,9 +1,11 @@
-"""One small, seeded training loop shared by every model of the book.
+"""One small, seeded training loop shared by every supervised model of the book.
 
-`fit` runs mini-batch AdamW on a user-supplied loss, evaluates a validation loss after
-each epoch, stops early when the validation loss has not improved for `patience` epochs,
-restores the best weights, and shows a `tqdm` progress bar. A non-finite loss raises
-`FloatingPointError` naming the epoch, instead of silently training on NaNs.
+`fit` runs mini-batch AdamW on the model's own ``loss(batch)`` (or a given ``loss_fn``),
+evaluates a validation loss after each epoch, stops early when the validation loss has not
+improved for `patience` epochs, restores the best weights, and shows a `tqdm` progress bar.
+Without a validation split it runs every epoch and keeps the last weights. A non-finite loss
+raises `FloatingPointError` naming the epoch, instead of silently training on NaNs.
+`train_model` seeds, builds and fits a fresh model in one call.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Callable, Sequence
 import torch
 from tqdm.auto import tqdm
 
-__all__ = ["TrainHistory", "fit", "check_tensors"]
+__all__ = ["TrainHistory", "fit", "train_model", "check_tensors"]
 
 
 @dataclass
@@ -99,6 +101,11 @@ def _check_positive(value, name: str, integer: bool) -> None:
         raise ValueError(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}")
 
 
+def own_loss(model: torch.nn.Module, batch: tuple) -> torch.Tensor:
+    """The model's own objective ``model.loss(batch)`` (the contract of `lib.models`)."""
+    return model.loss(batch)
+
+
 def _mean_loss(model, loss_fn, data: Sequence[torch.Tensor], batch_size: int) -> float:
     """Event-weighted mean of `loss_fn` over `data`, without gradients."""
     n = data[0].shape[0]
@@ -112,13 +119,13 @@ def _mean_loss(model, loss_fn, data: Sequence[torch.Tensor], batch_size: int) ->
 
 def fit(
     model: torch.nn.Module,
-    loss_fn: Callable,
     train,
-    val,
+    val=None,
     *,
     epochs: int,
     batch_size: int,
     lr: float,
+    loss_fn: Callable | None = None,
     patience: int = 10,
     seed: int = 0,
     weight_decay: float = 0.0,
@@ -127,29 +134,33 @@ def fit(
     device: str = "cpu",
     lr_decay_patience: int | None = None,
     lr_decay_factor: float = 0.5,
+    lr_schedule: Callable[[int], float] | None = None,
+    grad_clip: float | None = None,
+    shuffle: torch.Generator | None = None,
     disable: bool | None = None,
 ) -> TrainHistory:
-    """Train `model` by mini-batch AdamW with early stopping on a validation split.
+    """Train `model` by mini-batch AdamW, with early stopping when a validation split is given.
 
     Parameters
     ----------
     model : torch.nn.Module
-        Trained in place; on return it holds the weights of the best validation epoch.
-    loss_fn : callable
-        ``loss_fn(model, batch) -> scalar tensor`` where ``batch`` is a tuple of tensors
-        (one slice of each tensor of `train`).
+        Trained in place; on return it holds the weights of the best validation epoch (the
+        last epoch without `val`).
     train, val : tuple of torch.Tensor
-        Tensors sliced together along axis 0 (e.g. ``(x, context)``).
+        Tensors sliced together along axis 0 (a batch, e.g. ``(context, x)``). `val` None: no
+        validation, no early stopping.
     epochs : int
         Maximum number of passes over `train`.
     batch_size : int
         Mini-batch size (the last batch of an epoch may be smaller).
     lr : float
         Initial learning rate.
+    loss_fn : callable or None
+        ``loss_fn(model, batch) -> scalar tensor``; None uses the model's own ``loss(batch)``.
     patience : int
         Stop after this many epochs without a lower validation loss.
     seed : int
-        Seeds the shuffling and the global torch RNG used inside `loss_fn` (so stochastic
+        Seeds the shuffling and the global torch RNG used inside the loss (so stochastic
         losses such as flow matching are reproducible). The validation loss is computed
         with a fixed RNG state, so it is comparable from epoch to epoch.
     weight_decay : float
@@ -163,9 +174,17 @@ def fit(
         Device the model and the data are moved to.
     lr_decay_patience : int or None
         If set, multiply the learning rate by `lr_decay_factor` after this many epochs
-        without improvement (reduce-on-plateau). None keeps the learning rate constant.
+        without improvement (reduce-on-plateau; needs `val`). None keeps it constant.
     lr_decay_factor : float
         Factor of the reduce-on-plateau schedule, in (0, 1).
+    lr_schedule : callable or None
+        ``lr_schedule(step) -> factor`` of the learning rate at each optimizer step (e.g. a
+        linear decay); not together with `lr_decay_patience`.
+    grad_clip : float or None
+        Clip the gradient norm to this value before each step.
+    shuffle : torch.Generator or None
+        Source of the epoch permutations (default: a CPU generator seeded with `seed`); pass
+        one to share it with a stochastic loss.
     disable : bool or None
         Passed to `tqdm` (None: hide the bar when not attached to a terminal/notebook).
 
@@ -182,12 +201,17 @@ def fit(
     """
     if not isinstance(model, torch.nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if loss_fn is None:
+        if not callable(getattr(model, "loss", None)):
+            raise ValueError(f"model {type(model).__name__} has no loss(batch); pass loss_fn")
+        loss_fn = own_loss
     if not callable(loss_fn):
         raise ValueError("loss_fn must be callable as loss_fn(model, batch)")
     train = check_tensors(train, "train")
-    val = check_tensors(val, "val")
-    if len(train) != len(val):
-        raise ValueError(f"train has {len(train)} tensors but val has {len(val)}")
+    if val is not None:
+        val = check_tensors(val, "val")
+        if len(train) != len(val):
+            raise ValueError(f"train has {len(train)} tensors but val has {len(val)}")
     _check_positive(epochs, "epochs", integer=True)
     _check_positive(batch_size, "batch_size", integer=True)
     _check_positive(lr, "lr", integer=False)
@@ -198,23 +222,33 @@ def fit(
         _check_positive(max_seconds, "max_seconds", integer=False)
     if lr_decay_patience is not None:
         _check_positive(lr_decay_patience, "lr_decay_patience", integer=True)
+        if val is None or lr_schedule is not None:
+            raise ValueError("lr_decay_patience needs val and excludes lr_schedule")
     if not 0 < lr_decay_factor < 1:
         raise ValueError(f"lr_decay_factor must be in (0, 1), got {lr_decay_factor!r}")
+    if lr_schedule is not None and not callable(lr_schedule):
+        raise ValueError("lr_schedule must be callable as lr_schedule(step) -> factor")
+    if grad_clip is not None:
+        _check_positive(grad_clip, "grad_clip", integer=False)
+    if shuffle is not None and not isinstance(shuffle, torch.Generator):
+        raise ValueError(f"shuffle must be a torch.Generator, got {type(shuffle).__name__}")
 
     dev = torch.device(device)
     model.to(dev)
     train = tuple(t.to(dev) for t in train)
-    val = tuple(t.to(dev) for t in val)
+    val = None if val is None else tuple(t.to(dev) for t in val)
     n = train[0].shape[0]
 
     torch.manual_seed(seed)
-    shuffle = torch.Generator(device="cpu").manual_seed(seed)
+    if shuffle is None:
+        shuffle = torch.Generator(device="cpu").manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = None if lr_schedule is None else torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule)
     rng_devices = [dev] if dev.type == "cuda" else []
 
     history = TrainHistory()
     best_loss = math.inf
-    best_state = copy.deepcopy(model.state_dict())
+    best_state = None if val is None else copy.deepcopy(model.state_dict())
     since_best = 0
     since_decay = 0
     start = time.perf_counter()
@@ -235,29 +269,36 @@ def fit(
                 )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
             optimizer.step()
+            if schedule is not None:
+                schedule.step()
             total += float(loss.detach()) * idx.shape[0]
 
-        model.eval()
-        with torch.random.fork_rng(devices=rng_devices):
-            torch.manual_seed(seed + 1)
-            val_loss = _mean_loss(model, loss_fn, val, batch_size)
-        if not math.isfinite(val_loss):
-            raise FloatingPointError(f"{desc}: non-finite validation loss ({val_loss}) at epoch {epoch}")
-
         history.train_loss.append(total / n)
-        history.val_loss.append(val_loss)
         history.lr.append(optimizer.param_groups[0]["lr"])
-        if val_loss < best_loss:
-            best_loss = val_loss
-            best_state = copy.deepcopy(model.state_dict())
+        if val is None:
             history.best_epoch = epoch
-            since_best = 0
-            since_decay = 0
+            bar.set_postfix(train=f"{total / n:.4g}")
         else:
-            since_best += 1
-            since_decay += 1
-        bar.set_postfix(train=f"{total / n:.4g}", val=f"{val_loss:.4g}", best=history.best_epoch)
+            model.eval()
+            with torch.random.fork_rng(devices=rng_devices):
+                torch.manual_seed(seed + 1)
+                val_loss = _mean_loss(model, loss_fn, val, batch_size)
+            if not math.isfinite(val_loss):
+                raise FloatingPointError(f"{desc}: non-finite validation loss ({val_loss}) at epoch {epoch}")
+            history.val_loss.append(val_loss)
+            if val_loss < best_loss:
+                best_loss = val_loss
+                best_state = copy.deepcopy(model.state_dict())
+                history.best_epoch = epoch
+                since_best = 0
+                since_decay = 0
+            else:
+                since_best += 1
+                since_decay += 1
+            bar.set_postfix(train=f"{total / n:.4g}", val=f"{val_loss:.4g}", best=history.best_epoch)
 
         if since_best >= patience:
             history.stop_reason = "patience"
@@ -271,7 +312,21 @@ def fit(
             since_decay = 0
     bar.close()
 
-    model.load_state_dict(best_state)
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
     history.seconds = time.perf_counter() - start
     return history
+
+
+def train_model(build: Callable[[], torch.nn.Module], train, val=None, *, seed: int = 0, device: str = "cpu",
+                **fit_kwargs) -> tuple[torch.nn.Module, TrainHistory]:
+    """Seed torch with `seed`, build a fresh model with ``build()`` and `fit` it.
+
+    Returns ``(model, history)``; `fit_kwargs` are passed to `fit` (``epochs``, ``lr``, ...).
+    """
+    if not callable(build):
+        raise ValueError("build must be callable as build() -> torch.nn.Module")
+    torch.manual_seed(seed)
+    model = build().to(device)
+    return model, fit(model, train, val, seed=seed, device=device, **fit_kwargs)

@@ -12,6 +12,9 @@ see an evaluation or a verdict.
   in-rubric flag) gives a weight; the logit is the weighted sum of ``q1 - q2``. Trained as
   Proxy-SFT (cross-entropy to the label), Proxy-RL (group-normalised REINFORCE with a ±1 reward on
   the label) or Proxy-SFT-follow (cross-entropy to the teacher's judgement under the given rubric).
+
+The proxies and E2 are trained by the book's one loop, `lib.models.training.fit` (no validation
+split: a fixed number of epochs).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
+from ..models import fit, mlp
 from .task import Pairs, World, as_generator, generic_flags, oracle_flags, random_flags, sample_pairs
 
 PROXY_KINDS = ("sft", "rl", "follow")
@@ -59,7 +62,7 @@ class ReaderNet(nn.Module):
         self.n_levels = n_levels
         self.type_emb = nn.Embedding(n_types, type_dim)
         self.crit_emb = nn.Embedding(n_criteria, crit_dim)
-        self.mlp = nn.Sequential(nn.Linear(type_dim + crit_dim + 1, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.mlp = mlp(type_dim + crit_dim + 1, 1, (hidden,), activation=nn.Tanh)
         self.bias = nn.Parameter(torch.zeros(()))
 
     def forward(self, types, q1, q2, flags):
@@ -122,37 +125,14 @@ class SetJudge(_NetJudge):
     """Held-out learned judge E2: a :class:`SetNet` that reads responses and rubric flags only."""
 
 
-def _fit(net: nn.Module, data: tuple, loss_fn, *, epochs: int, batch_size: int, lr: float, seed: int,
-         weight_decay: float = 0.0, desc: str = "judge", progress: bool = False) -> list[float]:
-    """Minibatch Adam loop; returns the mean training loss per epoch."""
-    gen = torch.Generator().manual_seed(int(seed))
-    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
-    n = data[0].shape[0]
-    losses = []
-    for _ in tqdm(range(epochs), desc=desc, disable=not progress, leave=False):
-        net.train()
-        perm = torch.randperm(n, generator=gen)
-        tot = 0.0
-        for i in range(0, n, batch_size):
-            idx = perm[i:i + batch_size]
-            loss = loss_fn(net, tuple(d[idx] for d in data), gen)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"{desc}: non-finite loss in epoch {len(losses)}")
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            tot += loss.item() * len(idx)
-        losses.append(tot / n)
-    return losses
-
-
-def _bce(net, batch, gen):
+def _bce(net, batch):
     t, a, b, f, y = batch
     return nn.functional.binary_cross_entropy_with_logits(net(t, a, b, f), y)
 
 
-def _make_reinforce(group: int):
-    def loss(net, batch, gen):
+def _make_reinforce(group: int, gen: torch.Generator):
+    """Group-normalised REINFORCE loss; its verdicts are drawn from ``gen`` (shared with the shuffling)."""
+    def loss(net, batch):
         t, a, b, f, y = batch
         logit = net(t, a, b, f)
         p1 = torch.sigmoid(logit)[:, None].expand(-1, group)
@@ -186,9 +166,10 @@ def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: i
         rule = RuleJudge().predict(pairs, flags)
         y = np.where(rule == 0, y, (rule == 1).astype(np.float32))
     data = (*_inputs(pairs), f, torch.as_tensor(y))
-    loss = _make_reinforce(group) if kind == "rl" else _bce
-    _fit(net, data, loss, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, desc=f"proxy-{kind}",
-         progress=progress)
+    gen = torch.Generator().manual_seed(int(seed))
+    loss = _make_reinforce(group, gen) if kind == "rl" else _bce
+    fit(net, data, loss_fn=loss, epochs=epochs, batch_size=batch_size, lr=lr, seed=int(seed), shuffle=gen,
+        desc=f"proxy-{kind}", disable=not progress)
     return ReaderProxy(net, f"proxy_{kind}")
 
 
@@ -214,7 +195,8 @@ def train_set_judge(world: World, *, n: int = 4096, seed: int = 0, epochs: int =
     torch.manual_seed(int(seed))
     net = SetNet(world.n_criteria, world.n_levels)
     data = (*_inputs(pairs), torch.as_tensor(flags), torch.as_tensor((pairs.labels == 1).astype(np.float32)))
-    _fit(net, data, _bce, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, desc="judge-E2", progress=progress)
+    fit(net, data, loss_fn=_bce, epochs=epochs, batch_size=batch_size, lr=lr, seed=int(seed), desc="judge-E2",
+        disable=not progress)
     return SetJudge(net, "judge_e2")
 
 

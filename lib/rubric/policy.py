@@ -8,8 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-from tqdm.auto import tqdm
 
+from ..models.training import fit
 from .task import Vocab
 
 
@@ -123,38 +123,23 @@ def sft(model: PolicyLM, prompts: torch.Tensor, completions: torch.Tensor, *, pa
         batch_size: int = 128, lr: float = 3e-3, seed: int = 0, progress: bool = False) -> list[float]:
     """Cold-start supervised fine-tuning: cross-entropy on the completion tokens only.
 
-    Returns the mean training loss per epoch. Raises ``FloatingPointError`` naming the epoch on a
-    non-finite loss.
+    Trained by `lib.models.training.fit` (linear learning-rate decay to 0, gradient norm clipped
+    at 1). Returns the mean training loss per epoch. Raises ``FloatingPointError`` naming the
+    epoch on a non-finite loss.
     """
     if prompts.shape[0] != completions.shape[0]:
         raise ValueError(f"prompts ({prompts.shape[0]}) and completions ({completions.shape[0]}) differ in length")
-    gen = torch.Generator().manual_seed(int(seed))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    n = prompts.shape[0]
-    steps_total = epochs * math.ceil(n / batch_size)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0 - s / steps_total)
-    losses = []
-    for ep in tqdm(range(epochs), desc="cold-start SFT", disable=not progress, leave=False):
-        model.train()
-        perm = torch.randperm(n, generator=gen)
-        tot, cnt = 0.0, 0
-        for i in range(0, n, batch_size):
-            idx = perm[i:i + batch_size]
-            comp = completions[idx]
-            mask = comp != pad  # teacher completions end at the verdict; PAD after it is not a target
-            logp = completion_logprobs(model, prompts[idx], comp)
-            loss = -(logp * mask).sum() / mask.sum()
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"cold-start SFT: non-finite loss in epoch {ep}")
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            tot += loss.item() * int(mask.sum())
-            cnt += int(mask.sum())
-        losses.append(tot / cnt)
-    return losses
+
+    def completion_nll(net, batch):
+        prompt, comp = batch
+        mask = comp != pad  # teacher completions end at the verdict; PAD after it is not a target
+        return -(completion_logprobs(net, prompt, comp) * mask).sum() / mask.sum()
+
+    steps_total = epochs * math.ceil(prompts.shape[0] / batch_size)
+    history = fit(model, (prompts, completions), loss_fn=completion_nll, epochs=epochs, batch_size=batch_size,
+                  lr=lr, seed=int(seed), lr_schedule=lambda step: 1.0 - step / steps_total, grad_clip=1.0,
+                  desc="cold-start SFT", disable=not progress)
+    return history.train_loss
 
 
 def build_policy(vocab: Vocab, prompt_len: int, max_new: int, *, seed: int, d_model: int = 64,
