@@ -12,16 +12,20 @@ From a shell::
     python -m lib.book run 02 --profile full
     python -m lib.book reference 02      # re-execute chapters/02_*.md into its paired .ipynb
 
-``run`` executes ``chapters/NN_name.md`` with papermill (parameters from
-``params/<profile>/NN_name.yaml``) into ``book/NN_name.ipynb`` and writes
-``book/results/NN_name.json``: every recorded number plus profile, device, torch version,
-seconds and git commit. Outputs are written to a temporary file and renamed, so an
-interrupted run never leaves a half-written notebook or JSON behind.
+``run`` checks the parameters of ``params/<profile>/NN_name.yaml`` against the chapter's
+``parameters`` cell (an unknown name or a value of the wrong type is an error, before anything
+runs), executes ``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
+``book/results/NN_name.json``: every recorded number, and under the one key ``meta`` the
+profile, device, torch version, seconds, git commit and parameters. Outputs are written to a
+temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
+behind. Importing this module imports neither torch nor numpy; a chapter that never imports
+torch (chapter 1) runs without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import numbers
@@ -41,6 +45,7 @@ PARAMS = ROOT / "params"
 RESULTS = BOOK / "results"
 PROFILES = ("ci", "full")
 RECORD_FILE_ENV = "BOOK_RECORD_FILE"
+META = "meta"  # the one key of a results JSON that is not a recorded number
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
 _recorded: dict[str, object] = {}
@@ -96,6 +101,8 @@ def record(name: str, value, *, display: bool = False):
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: {name!r} is not a flat key of letters, digits, '_', '.', '-'")
+    if name == META:
+        raise ValueError(f"name: {META!r} is reserved for the run's metadata in the results JSON")
     value = _plain(value)
     _recorded[name] = value
     try:
@@ -116,16 +123,19 @@ def recorded() -> dict[str, object]:
 
 
 def seed_everything(seed: int, *, threads: int | None = None) -> None:
-    """Seed Python, numpy and torch, and make torch deterministic (optionally fix its threads)."""
+    """Seed Python, numpy and torch, and make torch deterministic (optionally fix its threads).
+
+    torch is seeded only when the chapter has already imported it (import it first): a
+    numpy-only chapter never loads torch.
+    """
     if not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
     random.seed(seed)
     import numpy as np
 
     np.random.seed(seed)
-    try:
-        import torch
-    except ImportError:
+    torch = sys.modules.get("torch")
+    if torch is None:
         return
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -134,7 +144,7 @@ def seed_everything(seed: int, *, threads: int | None = None) -> None:
 
 
 def device_name() -> str:
-    """``cuda:<name>`` when a CUDA device is visible, else ``cpu``."""
+    """``cuda:<name>`` when a CUDA device is visible, else ``cpu`` (imports torch)."""
     try:
         import torch
     except ImportError:
@@ -179,6 +189,83 @@ def load_parameters(stem: str, profile: str) -> dict:
     return data
 
 
+def chapter_defaults(source: Path) -> dict:
+    """The defaults of a chapter's ``parameters`` cell (the code cell tagged ``parameters``)."""
+    import jupytext
+
+    cells = [c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{Path(source).name}: expected one cell tagged 'parameters', found {len(cells)}")
+    defaults: dict = {}
+    exec(compile(cells[0].source, f"{Path(source).name}:parameters", "exec"), {}, defaults)
+    return {k: v for k, v in defaults.items() if not k.startswith("_")}
+
+
+def _type_error(where: str, default, value) -> str | None:
+    """Why ``value`` cannot replace ``default`` (None when it can), recursing into mappings and lists."""
+    if default is None:
+        return None
+    if isinstance(default, bool) or isinstance(value, bool):
+        ok = isinstance(default, bool) and isinstance(value, bool)
+    elif isinstance(default, numbers.Integral):
+        ok = isinstance(value, numbers.Integral)
+    elif isinstance(default, numbers.Real):
+        ok = isinstance(value, numbers.Real)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, dict):
+        if not isinstance(value, dict):
+            return f"{where}: expected a mapping like the default {default!r}, got {value!r}"
+        for key, v in value.items():
+            if key not in default:
+                return f"{where}: unknown key {key!r}{_suggest(key, default)} (known: {sorted(default)})"
+            problem = _type_error(f"{where}.{key}", default[key], v)
+            if problem:
+                return problem
+        return None
+    elif isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return f"{where}: expected a list like the default {default!r}, got {value!r}"
+        for i, v in enumerate(value):
+            if default:
+                problem = _type_error(f"{where}[{i}]", default[min(i, len(default) - 1)], v)
+                if problem:
+                    return problem
+        return None
+    else:
+        ok = isinstance(value, type(default))
+    if ok:
+        return None
+    return f"{where}: expected {type(default).__name__} like the default {default!r}, got {type(value).__name__} {value!r}"
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_parameters(source: Path, params: dict) -> dict:
+    """Validate profile parameters against the chapter's ``parameters`` cell; returns them.
+
+    Raises
+    ------
+    ValueError
+        Naming the file's first unknown parameter (a typo such as ``n_event``), or the first
+        value whose type differs from the default's (``n_events: "5"`` for an int; an int is
+        accepted for a float; a default of None accepts anything).
+    """
+    defaults = chapter_defaults(source)
+    where = Path(source).stem
+    for name, value in params.items():
+        if name not in defaults:
+            raise ValueError(f"{where}: unknown parameter {name!r}{_suggest(name, defaults)}; "
+                             f"the parameters cell defines {sorted(defaults)}")
+        problem = _type_error(f"{where}: parameter {name}", defaults[name], value)
+        if problem:
+            raise ValueError(problem)
+    return params
+
+
 def git_commit() -> str:
     """The current commit, with ``-dirty`` when tracked files are modified; ``unknown`` outside git."""
     try:
@@ -192,15 +279,17 @@ def git_commit() -> str:
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3") -> dict:
     """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
 
-    Returns the results dictionary (recorded numbers plus run metadata).
+    Returns the results dictionary: the recorded numbers, and the run's metadata under `META`.
+    Raises ValueError before executing anything when the parameters do not fit the chapter.
     """
+    from importlib import metadata
+
     import jupytext
     import papermill
-    import torch
 
     source = Path(source)
     stem = source.stem
-    params = load_parameters(stem, profile)
+    params = check_parameters(source, load_parameters(stem, profile))
     out_dir = Path(out_dir)
     results_dir = out_dir / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -235,16 +324,14 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     numbers_ = json.loads(record_file.read_text()) if record_file.exists() else {}
     record_file.unlink(missing_ok=True)
     results = dict(numbers_)
-    results.update(
-        {
-            "profile": profile,
-            "device": device_name(),
-            "torch_version": torch.__version__,
-            "seconds": round(seconds, 1),
-            "git_commit": git_commit(),
-            "parameters": params,
-        }
-    )
+    results[META] = {
+        "profile": profile,
+        "device": device_name(),
+        "torch_version": metadata.version("torch"),
+        "seconds": round(seconds, 1),
+        "git_commit": git_commit(),
+        "parameters": params,
+    }
     atomic_write_text(results_dir / f"{stem}.json", json.dumps(results, indent=1, sort_keys=True))
     return results
 
@@ -295,10 +382,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         profile = default_profile() if args.profile == "auto" else args.profile
         bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
+        try:
+            for src in sources:  # every chapter's parameters are checked before the first one runs
+                check_parameters(src, load_parameters(src.stem, profile))
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         for src in bar:
             bar.set_postfix_str(src.stem)
             res = run_chapter(src, profile)
-            tqdm.write(f"{src.stem}: {res['seconds']:.1f} s, {len(res) - 6} numbers -> book/results/{src.stem}.json")
+            n_numbers = len([k for k in res if k != META])
+            tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s, {n_numbers} numbers -> book/results/{src.stem}.json")
     else:
         for src in tqdm(sources, desc="reference notebooks", unit="chapter"):
             t0 = time.perf_counter()

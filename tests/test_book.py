@@ -69,12 +69,8 @@ def test_every_chapter_has_both_profiles():
 
 def test_ci_parameters_are_the_chapter_defaults():
     """The parameters cell's defaults are the CI sizes (nbval checks the defaults)."""
-    import jupytext
-
     for src in book.chapter_sources():
-        cell = next(c for c in jupytext.read(src).cells if "parameters" in c.metadata.get("tags", []))
-        defaults = {}
-        exec(cell.source, {}, defaults)
+        defaults = book.chapter_defaults(src)
         ci = book.load_parameters(src.stem, "ci")
         assert {k: defaults[k] for k in ci} == ci, src.stem
         full = book.load_parameters(src.stem, "full")
@@ -89,9 +85,11 @@ def test_run_chapter_executes_with_parameters_and_writes_results(tmp_path, monke
     results = book.run_chapter(FIXTURE, "ci", out_dir=tmp_path / "out")
     assert results["total"] == sum(range(5))
     assert results["label"] == "tiny"
-    assert results["profile"] == "ci" and results["parameters"] == {"n": 5}
-    for key in ("device", "torch_version", "seconds", "git_commit"):
-        assert key in results
+    assert results["torch_loaded"] is False  # the runner and record() load no torch into the kernel
+    meta = results[book.META]
+    assert set(results) == {"total", "label", "torch_loaded", book.META}
+    assert meta["profile"] == "ci" and meta["parameters"] == {"n": 5}
+    assert set(meta) == {"profile", "parameters", "device", "torch_version", "seconds", "git_commit"}
     on_disk = json.loads((tmp_path / "out" / "results" / "99_tiny.json").read_text())
     assert on_disk == json.loads(json.dumps(results))
     assert (tmp_path / "out" / "99_tiny.ipynb").exists()
@@ -114,3 +112,60 @@ def test_failed_chapter_leaves_previous_outputs_untouched(tmp_path, monkeypatch)
     assert (out / "results" / "99_tiny.json").read_text() == before_json
     assert [p.name for p in out.rglob("*") if p.name.startswith(".")] == []
     assert os.environ.get(book.RECORD_FILE_ENV) is None
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"m": 5}, "unknown parameter 'm'"),
+    ({"nn": 5}, "did you mean 'n'"),
+    ({"n": "5"}, "parameter n: expected int like the default 10, got str '5'"),
+    ({"n": 5.0}, "expected int"),
+    ({"fail": 1}, "parameter fail: expected bool"),
+])
+def test_bad_parameters_stop_the_run_before_it_starts(tmp_path, monkeypatch, capsys, params, match):
+    (tmp_path / "params" / "ci").mkdir(parents=True)
+    (tmp_path / "params" / "ci" / "99_tiny.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
+    with pytest.raises(ValueError, match=match):
+        book.run_chapter(FIXTURE, "ci", out_dir=tmp_path / "out")
+    assert not (tmp_path / "out" / "99_tiny.ipynb").exists()
+    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    assert book.main(["run", "99"]) == 2
+    assert match.split("'")[0] in capsys.readouterr().err
+
+
+def test_nested_parameters_are_checked_key_by_key():
+    defaults = {"training": {"epochs": 3, "lr": 0.1, "max_seconds": None}, "sizes": [1, 2]}
+    assert book._type_error("p", defaults["training"], {"epochs": 5, "lr": 1, "max_seconds": 9.5}) is None
+    assert "unknown key 'epoch'" in book._type_error("p", defaults["training"], {"epoch": 5})
+    assert "p.lr: expected float" in book._type_error("p", defaults["training"], {"lr": "0.1"})
+    assert "p[1]: expected int" in book._type_error("p", defaults["sizes"], [1, 2.5])
+
+
+def test_every_profile_fits_its_chapter():
+    for src in book.chapter_sources():
+        for profile in book.PROFILES:
+            book.check_parameters(src, book.load_parameters(src.stem, profile))
+
+
+def test_meta_is_not_a_recordable_name():
+    with pytest.raises(ValueError, match="reserved"):
+        book.record(book.META, 1)
+
+
+def test_numpy_only_chapter_and_the_runner_do_not_import_torch():
+    """Chapter 1's imports, seed_everything and the runner module leave torch unloaded."""
+    import ast
+    import subprocess
+    import sys
+
+    import jupytext
+
+    source = book.resolve_chapter("01")
+    imports = [ast.unparse(node) for cell in jupytext.read(source).cells if cell.cell_type == "code"
+               for node in ast.parse(cell.source).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert any("lib" in line for line in imports)
+    code = "\n".join(["import sys", "import lib.book", *imports, "lib.book.seed_everything(0)",
+                      "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"])
+    out = subprocess.run([sys.executable, "-c", code], cwd=book.ROOT, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(book.ROOT)})
+    assert out.stdout.strip() == "[]"

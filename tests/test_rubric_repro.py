@@ -108,3 +108,26 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="name"):
         run_condition(build_setup(RubricConfig(**TINY), 0), "proxy_magic")
     assert set(CONDITIONS) >= {"no_proxy", "proxy_sft", "proxy_rl"}
+
+
+def test_saved_sweep_must_match_the_current_parameters():
+    import copy
+
+    from lib.book import ROOT
+
+    with open(ROOT / "results/full/04_proxy_rubric.json") as fh:
+        summary = json.load(fh)
+    with open(ROOT / "params/full/04_proxy_rubric.yaml") as fh:
+        params = yaml.safe_load(fh)
+    keys = ("seeds", "conditions", "n_rl", "rl_epochs", "prompts_per_step", "eval_every", "ensemble_size")
+    config, seeds, conditions = split_params({k: params[k] for k in keys})
+    report.check_summary_matches(summary, config, seeds, conditions)  # the committed sweep is the full profile's
+    other, _, _ = split_params({**{k: params[k] for k in keys}, "n_rl": params["n_rl"] // 2})
+    with pytest.raises(ValueError, match="n_rl=4096 vs 2048"):
+        report.check_summary_matches(summary, other, seeds, conditions)
+    with pytest.raises(ValueError, match="seeds"):
+        report.check_summary_matches(summary, config, [0], conditions)
+    with pytest.raises(ValueError, match="lacks the conditions"):
+        short = copy.deepcopy(summary)
+        short["conditions"] = ["no_proxy"]
+        report.check_summary_matches(short, config, seeds, conditions)

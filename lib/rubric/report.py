@@ -32,6 +32,27 @@ def final_frame(history: pd.DataFrame) -> pd.DataFrame:
     return last[["seed", "condition", "step", *cols]].rename(columns=cols).reset_index(drop=True)
 
 
+def check_summary_matches(summary: dict, config, seeds, conditions) -> None:
+    """Raise ValueError unless a saved sweep summary was run with this config, these seeds and these conditions.
+
+    ``config`` is a `RubricConfig` (compared field by field); every current condition must be in
+    the summary (it may hold more).
+    """
+    if not isinstance(summary, dict) or not {"config", "seeds", "conditions"} <= set(summary):
+        raise ValueError("summary: expected a saved sweep with 'config', 'seeds' and 'conditions'")
+    saved, current = summary["config"], config.to_dict()
+    differ = {k: (saved.get(k), v) for k, v in current.items() if saved.get(k) != v}
+    differ.update({k: (v, None) for k, v in saved.items() if k not in current})
+    if differ:
+        raise ValueError("saved sweep was run with another config (saved, current): "
+                         + ", ".join(f"{k}={a!r} vs {b!r}" for k, (a, b) in sorted(differ.items())))
+    if list(summary["seeds"]) != list(seeds):
+        raise ValueError(f"saved sweep has seeds {summary['seeds']}, the parameters ask for {list(seeds)}")
+    missing = [c for c in conditions if c not in summary["conditions"]]
+    if missing:
+        raise ValueError(f"saved sweep lacks the conditions {missing}")
+
+
 def frames_from_summary(summary: dict) -> dict:
     """``history``, ``final``, ``sensitivity`` DataFrames from a summary written by the sweep."""
     if not isinstance(summary, dict) or "history" not in summary:
