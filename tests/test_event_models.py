@@ -20,13 +20,7 @@ TINY_HEADS = {"transformer_mse": dict(hidden=32), "transformer_mmd": dict(hidden
               "flow": dict(transforms=2, hidden=(32, 32), bins=8), "cfm": dict(hidden=32, layers=2, steps=8)}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Tiny models: one thread is fastest and does not stall when other jobs share the CPU."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def random_batch(n=12, n_jets=5, seed=0):

@@ -62,12 +62,7 @@ def batch_of(context, x):
     return (context, x) if isinstance(context, torch.Tensor) else (*context, x)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -101,17 +101,10 @@ class ConditionalFlowMatching(torch.nn.Module):
     @torch.no_grad()
     def sample(self, context: torch.Tensor, m: int, generator: torch.Generator | None = None, *,
                steps: int | None = None, method: str | None = None) -> torch.Tensor:
-        """Draw `m` samples per event by integrating the ODE, shape ``(n, m, dim)``.
+        """`m` samples per event of a ``(n, context_dim)`` context by integrating the ODE, shape ``(n, m, dim)``.
 
-        Parameters
-        ----------
-        context : torch.Tensor, shape (n, context_dim)
-        m : int
-            Samples per event.
-        generator : torch.Generator or None
-            Source of the initial noise (the global RNG if None).
-        steps, method : int, str or None
-            Override the solver set at construction.
+        The initial noise is drawn from `generator` (the global RNG if None); `steps` and `method`
+        override the solver set at construction.
         """
         steps = self.steps if steps is None else steps
         method = self.method if method is None else method

@@ -61,15 +61,9 @@ class ConditionalFlow(torch.nn.Module):
 
     @torch.no_grad()
     def sample(self, context: torch.Tensor, m: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Draw `m` samples per event, shape ``(n, m, dim)`` (no gradient).
+        """`m` samples per event of a ``(n, context_dim)`` context, shape ``(n, m, dim)``, without gradient.
 
-        Parameters
-        ----------
-        context : torch.Tensor, shape (n, context_dim)
-        m : int
-            Samples per event.
-        generator : torch.Generator or None
-            Source of the base noise (the global RNG if None).
+        The base noise is drawn from `generator` (the global RNG if None).
         """
         context = as_events(context, self.context_dim, "context")
         check_count(m, "m")
