@@ -102,3 +102,15 @@ def test_token_names_round_trip():
     assert V.name(int(V.pair_token(3, 2, 1))) == "c3=2/1"
     with pytest.raises(ValueError, match="tok"):
         V.name(V.size)
+
+
+def test_encode_names_matches_the_vocabulary_and_pads():
+    row = grammar.encode_names(V, ["c2", "c5", "</rubric>", "d+1", "d-2", "</eval>", "<answer1>"])
+    assert row.shape == (grammar.max_completion_len(),)
+    np.testing.assert_array_equal(row[:7], toks("c2", "c5", "/r", "d+1", "d-2", "/e", "V1"))
+    assert (row[7:] == V.PAD).all()
+    np.testing.assert_array_equal(grammar.encode_names(V, ["c2", "d+1"], length=2), toks("c2", "d+1"))
+    with pytest.raises(ValueError, match="unknown tokens \\['c99'\\]"):
+        grammar.encode_names(V, ["c2", "c99"])
+    with pytest.raises(ValueError, match="shorter"):
+        grammar.encode_names(V, ["c2", "c5"], length=1)

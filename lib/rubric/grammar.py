@@ -129,6 +129,20 @@ def encode_completion(vocab: Vocab, rubric, evals, verdict: int, *, length: int 
     return np.array(toks + [vocab.PAD] * (length - len(toks)), dtype=np.int64)
 
 
+def encode_names(vocab: Vocab, names, *, length: int | None = None) -> np.ndarray:
+    """Token ids of a completion written as token names (``"c2"``, ``"</rubric>"``, ``"d+1"``, ...),
+    well-formed or not, padded with PAD to ``length`` (default `max_completion_len`)."""
+    ids = {n: i for i, n in enumerate(vocab.names())}
+    unknown = [n for n in names if n not in ids]
+    if unknown:
+        raise ValueError(f"names: unknown tokens {unknown}")
+    row = [ids[n] for n in names]
+    length = max_completion_len() if length is None else int(length)
+    if length < len(row):
+        raise ValueError(f"length {length} is shorter than the completion ({len(row)} tokens)")
+    return np.array(row + [vocab.PAD] * (length - len(row)), dtype=np.int64)
+
+
 def teacher_completions(world: World, pairs: Pairs, seed, *, p_good: float = 0.4,
                         max_rubric: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Distillation data of the cold start: the teacher's verdict is always right, its rubric often is not.
