@@ -381,13 +381,13 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter()
     if args.command == "run":
         profile = default_profile() if args.profile == "auto" else args.profile
-        bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
         try:
             for src in sources:  # every chapter's parameters are checked before the first one runs
                 check_parameters(src, load_parameters(src.stem, profile))
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
+        bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
         for src in bar:
             bar.set_postfix_str(src.stem)
             res = run_chapter(src, profile)
