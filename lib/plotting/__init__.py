@@ -1,4 +1,7 @@
-"""Figures of the evaluation protocol: spectra with ratio panels, CRPS, coverage curves."""
+"""Figures of the evaluation protocol: spectra with ratio panels, CRPS, coverage curves.
+
+Per-chapter figures live in `lib.plotting.bimodal` (chapter 2) and `lib.plotting.top_quark` (chapter 3).
+"""
 
 from __future__ import annotations
 
