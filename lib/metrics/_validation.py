@@ -17,9 +17,12 @@ def finite_array(x, name: str, ndims: tuple[int, ...]) -> np.ndarray:
         raise ValueError(f"{name}: expected {' or '.join(f'{k}-D' for k in ndims)} array, got shape {arr.shape}")
     if arr.size == 0 or arr.shape[0] == 0:
         raise ValueError(f"{name}: empty array (shape {arr.shape})")
-    if not np.all(np.isfinite(arr)):
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(arr)
+    if not np.isfinite(total):  # one cheap pass; the sum of huge finite values may overflow too
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name}: contains {bad} NaN or infinite values")
+        if bad:
+            raise ValueError(f"{name}: contains {bad} NaN or infinite values")
     return arr
 
 
@@ -67,7 +70,7 @@ def power_of_two_scale(*arrays: np.ndarray) -> float:
     """A power of two that brings the largest magnitude in `arrays` near 1 when it exceeds 2**500
     (differences and squares of such values would overflow), else 1.0. Scaling by a power of two
     is exact, so scores that are homogeneous in the data are unchanged to the last bit."""
-    big = max(float(np.max(np.abs(a))) for a in arrays)
+    big = max(max(float(a.max()), -float(a.min())) for a in arrays)
     if big < 2.0**500:
         return 1.0
     return float(2.0 ** np.floor(np.log2(big)))

@@ -74,15 +74,16 @@ def crps(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
     scale = power_of_two_scale(s, t)
     if scale != 1.0:
         s, t = s / scale, t / scale
-    term1 = np.mean(np.abs(s - t[:, None, :]), axis=1)
-    xs = np.sort(s, axis=1)
+    xs = np.moveaxis(s, 1, 2).copy()  # (n, d, m), samples contiguous
+    xs.sort(axis=-1)
+    term1 = np.abs(xs - t[:, :, None]).mean(axis=-1)
     if estimator == "pwm":
-        beta0 = np.sum(xs, axis=1) / m
-        beta1 = np.sum(xs * np.arange(m)[None, :, None], axis=1) / (m * (m - 1.0))
+        beta0 = np.sum(xs, axis=-1) / m
+        beta1 = xs @ np.arange(m, dtype=float) / (m * (m - 1.0))
         out = term1 + beta0 - 2.0 * beta1
     else:
         norm = m**2 if estimator == "nrg" else m * (m - 1)
-        out = term1 - _half_pair_sum(xs) / norm
+        out = term1 - xs @ (2.0 * np.arange(1, m + 1) - m - 1.0) / norm
     out = rescaled(out, scale, "crps")
     return out[:, 0] if one_d else out
 
