@@ -147,8 +147,6 @@ def protocol_report(
 def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.DataFrame:
     """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values."""
     n_rows, n_lv = len(table), lv_sorted.size
-    means = bootstrap_means(np.concatenate(dense, axis=1), n_boot=n_boot, seed=seed).reshape(n_boot, n_rows, 3)
-    reps = {"rmse": np.sqrt(means[:, :, 0]), "mae": means[:, :, 1], "crps": means[:, :, 2]}
     # level codes as one-hot columns: resampled histograms give resampled coverage curves
     n = len(codes[0][0])
     cols, blocks = [], []
@@ -159,8 +157,12 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.Data
                 cols.append((kind, r))
                 blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), c)), shape=(n, n_lv + 1)))
     cov_reps = {k: np.full((n_boot, n_rows), np.nan) for k in ("coverage_error_raw", "coverage_error_conformal")}
+    onehot = sparse.hstack(blocks) if blocks else sparse.csr_matrix((n, 1))
+    means, hist = bootstrap_means([np.concatenate(dense, axis=1), onehot], n_boot=n_boot, seed=seed)
+    means = means.reshape(n_boot, n_rows, 3)
+    reps = {"rmse": np.sqrt(means[:, :, 0]), "mae": means[:, :, 1], "crps": means[:, :, 2]}
     if blocks:
-        hist = bootstrap_means(sparse.hstack(blocks), n_boot=n_boot, seed=seed).reshape(n_boot, len(cols), n_lv + 1)
+        hist = hist.reshape(n_boot, len(cols), n_lv + 1)
         errors = _coverage_error_from_codes(hist, lv_sorted)
         for i, (kind, r) in enumerate(cols):
             cov_reps["coverage_error_raw" if kind == 0 else "coverage_error_conformal"][:, r] = errors[:, i]

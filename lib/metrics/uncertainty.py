@@ -41,33 +41,49 @@ def bootstrap_weights(n_events: int, *, n_boot: int = 1000, seed: int = 0, chunk
         yield np.bincount(idx.ravel(), minlength=r * n).reshape(r, n).astype(float)
 
 
-def bootstrap_means(values, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+def _as_matrix(values, name: str):
+    """(matrix (n, k) dense or CSR, whether it was 1-D)."""
+    if sparse.issparse(values):
+        mat = sparse.csr_matrix(values, dtype=float)
+        if mat.shape[0] == 0:
+            raise ValueError(f"{name}: empty")
+        if mat.shape[0] < 2**24 and np.all(mat.data == np.round(mat.data)) and np.abs(mat.data).max(initial=0) <= 1:
+            mat = mat.astype(np.float32)  # 0/1 indicators: float32 sums of bootstrap counts are exact
+        return mat, False
+    arr = finite_array(values, name, (1, 2))
+    return (arr[:, None], True) if arr.ndim == 1 else (arr, False)
+
+
+def bootstrap_means(values, *, n_boot: int = 1000, seed: int = 0):
     """Column means of `values` over bootstrap resamples of its rows (events), paired across columns.
 
     Parameters
     ----------
     values : (n,) or (n, k) per-event values (a dense array or a scipy sparse matrix, e.g. one-hot
-        bin indicators); columns may be different metrics, models or training seeds.
+        bin indicators); columns may be different metrics, models or training seeds. A list of
+        such arrays (same n) is resampled with the same events for all of them.
     n_boot, seed : number of resamples and their seed
 
     Returns
     -------
-    (n_boot,) or (n_boot, k) resampled means; every column uses the same resampled events.
+    (n_boot,) or (n_boot, k) resampled means (a list of them for a list input); every column uses
+    the same resampled events.
     """
-    if sparse.issparse(values):
-        mat, one_col = sparse.csc_matrix(values, dtype=float), False
-        if mat.shape[0] == 0:
-            raise ValueError("values: empty")
-    else:
-        arr = finite_array(values, "values", (1, 2))
-        one_col = arr.ndim == 1
-        mat = arr[:, None] if one_col else arr
-    n = mat.shape[0]
-    out = []
+    many = isinstance(values, (list, tuple))
+    blocks = [_as_matrix(v, f"values[{i}]" if many else "values") for i, v in enumerate(values if many else [values])]
+    n = blocks[0][0].shape[0]
+    if any(mat.shape[0] != n for mat, _ in blocks):
+        raise ValueError(f"values: every array needs the same number of events, got {[m.shape[0] for m, _ in blocks]}")
+    out = [[] for _ in blocks]
     for w in bootstrap_weights(n, n_boot=n_boot, seed=seed):
-        out.append(np.asarray((mat.T @ w.T).T) / n if sparse.issparse(mat) else w @ mat / n)
-    res = np.concatenate(out, axis=0)
-    return res[:, 0] if one_col else res
+        for acc, (mat, _) in zip(out, blocks):
+            if sparse.issparse(mat):
+                acc.append(np.asarray((mat.T @ w.T.astype(mat.dtype)).T, dtype=float) / n)
+            else:
+                acc.append(w @ mat / n)
+    res = [np.concatenate(acc, axis=0) for acc in out]
+    res = [r[:, 0] if one_col else r for r, (_, one_col) in zip(res, blocks)]
+    return res if many else res[0]
 
 
 def percentile_interval(replicates, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
