@@ -425,3 +425,15 @@ def test_compare_interval_coverage_under_the_null(rng):
                               ci=0.9, n_boot=300, seed=r)
         hits += out.lo <= 0 <= out.hi
     assert abs(hits / trials - 0.9) < 3 * np.sqrt(0.9 * 0.1 / trials)
+
+
+def test_bootstrap_means_pairs_blocks_and_sparse_indicators(rng):
+    from scipy import sparse
+
+    values = rng.normal(size=(300, 2))
+    codes = rng.integers(0, 4, size=300)
+    onehot = np.eye(4)[codes]
+    dense, sp = metrics.bootstrap_means([values, sparse.csr_matrix(onehot)], n_boot=50, seed=7)
+    np.testing.assert_array_equal(dense, metrics.bootstrap_means(values, n_boot=50, seed=7))
+    np.testing.assert_allclose(sp, metrics.bootstrap_means(onehot, n_boot=50, seed=7), rtol=1e-15)
+    np.testing.assert_allclose(sp.sum(axis=1), 1.0)
