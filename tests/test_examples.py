@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lib.examples.discrete_posterior import DiscreteProblem, random_problems
-from lib.examples.gaussian_linear import GaussianLinear, gaussian_crps
+from lib.examples.gaussian_linear import GaussianLinear
 from lib.examples.regressors import fit_binned_mean, fit_polynomial
 
 
@@ -17,14 +17,6 @@ def test_gaussian_linear_total_variance_terms():
     assert np.var(resid) == pytest.approx(p.posterior_var, rel=0.02)
     with pytest.raises(ValueError, match="noise"):
         GaussianLinear(noise=0.0)
-
-
-def test_gaussian_crps_closed_form_against_numeric_integral():
-    from scipy import integrate, stats
-
-    mu, sigma, y = 0.3, 1.7, -0.4
-    numeric, _ = integrate.quad(lambda t: (stats.norm.cdf(t, mu, sigma) - (t >= y)) ** 2, -30, 30, points=[y])
-    assert gaussian_crps(mu, sigma, y) == pytest.approx(numeric, rel=1e-6)
 
 
 def test_discrete_counterexample_median_widens_the_spectrum():

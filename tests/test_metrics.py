@@ -7,7 +7,6 @@ import scoringrules
 from scipy import stats
 
 from lib import metrics
-from lib.examples.gaussian_linear import gaussian_crps
 
 
 @pytest.fixture
@@ -30,18 +29,63 @@ def test_crps_gaussian_ensemble_matches_closed_form(rng):
     y = mu + sigma * rng.normal(size=n)
     samples = mu[:, None] + sigma[:, None] * rng.normal(size=(n, m))
     ens = metrics.crps(samples, y)
-    exact = gaussian_crps(mu, sigma, y)
+    exact = metrics.crps_normal(mu, sigma, y)
     # the empirical-distribution estimator is biased high by E|X-X'|/(2m) = sigma/(m sqrt(pi))
     bias = np.mean(sigma) / (m * np.sqrt(np.pi))
     assert np.mean(ens) == pytest.approx(np.mean(exact) + bias, abs=3 * np.std(ens - exact) / np.sqrt(n))
 
 
-def test_crps_matches_scoringrules(rng):
-    samples = rng.normal(size=(50, 37, 3))
+@pytest.mark.parametrize("estimator", ["nrg", "fair", "pwm"])
+@pytest.mark.parametrize("m", [2, 7, 64])
+def test_crps_matches_scoringrules(rng, estimator, m):
+    samples = rng.normal(size=(50, m, 3))
+    samples[:5, : m // 2] = 0.25  # ties
     truth = rng.normal(size=(50, 3))
-    ours = metrics.crps(samples, truth)
-    ref = scoringrules.crps_ensemble(truth, samples, m_axis=1)
+    truth[:3] = 0.25
+    ours = metrics.crps(samples, truth, estimator=estimator)
+    ref = scoringrules.crps_ensemble(truth, samples, m_axis=1, estimator=estimator, backend="numpy")
     np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+    one_d = metrics.crps(samples[:, :, 0], truth[:, 0], estimator=estimator)
+    np.testing.assert_allclose(one_d, ours[:, 0], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("estimator", ["nrg", "fair"])
+def test_energy_score_matches_scoringrules(rng, estimator):
+    samples = rng.normal(size=(40, 33, 4))
+    samples[:4, :10] = samples[:4, :1]  # ties
+    truth = rng.normal(size=(40, 4))
+    ours = metrics.energy_score(samples, truth, estimator=estimator)
+    ref = scoringrules.es_ensemble(truth, samples, m_axis=-2, v_axis=-1, estimator=estimator, backend="numpy")
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_energy_score_in_one_dimension_is_the_crps(rng):
+    samples, truth = rng.normal(size=(30, 9)), rng.normal(size=30)
+    np.testing.assert_allclose(metrics.energy_score(samples, truth), metrics.crps(samples, truth), rtol=1e-12)
+
+
+def test_crps_normal_against_numeric_integral_and_scoringrules():
+    from scipy import integrate
+
+    mu, sigma, y = 0.3, 1.7, -0.4
+    numeric, _ = integrate.quad(lambda t: (stats.norm.cdf(t, mu, sigma) - (t >= y)) ** 2, -30, 30, points=[y])
+    assert metrics.crps_normal(mu, sigma, y)[0] == pytest.approx(numeric, rel=1e-6)
+    grid = np.linspace(-3, 3, 7)
+    np.testing.assert_allclose(metrics.crps_normal(0.5, 2.0, grid), scoringrules.crps_normal(grid, 0.5, 2.0), rtol=1e-12)
+
+
+def test_fair_crps_is_unbiased_and_nrg_exceeds_it_by_the_mean_abs_difference(rng):
+    n, m = 20000, 8
+    y = rng.normal(size=n)
+    samples = rng.normal(size=(n, m))
+    fair = metrics.crps(samples, y, estimator="fair")
+    exact = metrics.crps_normal(0.0, 1.0, y)
+    assert np.mean(fair) == pytest.approx(np.mean(exact), abs=3 * np.std(fair - exact) / np.sqrt(n))
+    gap = metrics.crps(samples, y) - fair
+    np.testing.assert_allclose(gap, metrics.mean_abs_difference(samples) / (2 * m), rtol=1e-9, atol=1e-14)
+    # E|X - X'| = 2 / sqrt(pi) for N(0, 1)
+    mad = metrics.mean_abs_difference(samples)
+    assert mad.mean() == pytest.approx(2 / np.sqrt(np.pi), abs=3 * mad.std() / np.sqrt(n))
 
 
 def test_crps_with_one_sample_is_absolute_error(rng):
@@ -60,7 +104,7 @@ def test_crps_prefers_the_true_distribution(rng):
 def test_chi2_identical_histograms_is_zero(rng):
     v = rng.normal(size=1000)
     chi2, ndf = metrics.chi2_spectrum(v, v, bins=15)
-    assert chi2 == 0.0 and ndf == 15
+    assert chi2 == 0.0 and ndf == 14
 
 
 def test_chi2_same_distribution_is_about_one_per_dof(rng):
@@ -73,10 +117,10 @@ def test_chi2_same_distribution_is_about_one_per_dof(rng):
 
 def test_chi2_empty_bins_are_skipped():
     chi2, ndf = metrics.chi2_spectrum(np.array([0.5, 0.5, 2.5]), np.array([0.5, 0.5, 2.5]), bins=np.array([0.0, 1.0, 2.0, 3.0]))
-    assert ndf == 2 and chi2 == 0.0
+    assert ndf == 1 and chi2 == 0.0
     chi2, ndf = metrics.chi2_spectrum(np.array([0.5, 1.5]), np.array([0.5, 0.5]), bins=np.array([0.0, 1.0, 2.0]))
-    # bin 1: pred 1 vs true 2 (var 1+2); bin 2: pred 1 vs true 0 (var 1)
-    assert ndf == 2 and chi2 == pytest.approx(1 / 3 + 1)
+    # bin 1: pred 1 vs true 2 -> (1 - 2)^2 / 3; bin 2: pred 1 vs true 0 -> 1 / 1; ndf = 2 bins - 1
+    assert ndf == 1 and chi2 == pytest.approx(1 / 3 + 1)
 
 
 def test_pit_of_a_point_mass_at_the_truth_is_one_half():
@@ -127,18 +171,60 @@ def test_conformal_recalibrates_an_overconfident_sampler(rng):
 
 def test_protocol_report_table(rng):
     truth = rng.normal(size=(800, 2))
+    sampler = rng.normal(size=(800, 50, 2))
     report = metrics.protocol_report(
-        {"sampler": rng.normal(size=(800, 50, 2)), "zero": np.zeros((800, 2))},
+        {"sampler": sampler, "zero": np.zeros((800, 2))},
         truth,
         dim_names=["a", "b"],
         calibration={"zero": (np.zeros((500, 2)), rng.normal(size=(500, 2)))},
     )
     assert isinstance(report, pd.DataFrame)
-    assert list(report.columns) == ["model", "dimension", "rmse", "mae", "crps", "chi2", "ndf", "chi2_ndf", "coverage_error", "kind"]
+    assert list(report.columns) == ["model", "dimension", "rmse", "mae", "crps", "chi2", "ndf", "chi2_ndf", "chi2_pvalue",
+                                    "chi2_pvalue_exchange", "coverage_error_raw", "coverage_error_conformal", "kind"]
     assert len(report) == 4
     zero = report[report.model == "zero"]
+    rows = report[report.model == "sampler"]
     assert np.all(zero.crps.values == pytest.approx(zero.mae.values))
-    assert np.all(zero.chi2_ndf.values > 10 * report[report.model == "sampler"].chi2_ndf.values)
+    assert np.all(zero.chi2_ndf.values > 10 * rows.chi2_ndf.values)
+    assert zero.coverage_error_raw.isna().all() and zero.coverage_error_conformal.notna().all()
+    assert rows.coverage_error_raw.notna().all() and rows.coverage_error_conformal.isna().all()
+    assert report.chi2_pvalue_exchange.isna().all()  # n_perm = 0 by default
+    raw = metrics.coverage_error(metrics.coverage_curve(sampler, truth))
+    np.testing.assert_allclose(rows.coverage_error_raw.values, raw)
+    np.testing.assert_allclose(rows.crps.values, metrics.crps(sampler, truth).mean(axis=0))
+    chi2 = [metrics.chi2_spectrum(sampler[:, 0, j], truth[:, j]) for j in range(2)]
+    np.testing.assert_allclose(rows[["chi2", "ndf"]].values, chi2)
+
+
+def test_protocol_report_intervals_bracket_the_estimates(rng):
+    truth = rng.normal(size=(600, 2))
+    models = {"sampler": rng.normal(size=(600, 32, 2)), "zero": np.zeros((600, 2))}
+    calibration = {"sampler": (rng.normal(size=(400, 32, 2)), rng.normal(size=(400, 2))),
+                   "zero": (np.zeros((400, 2)), rng.normal(size=(400, 2)))}
+    plain = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", n_perm=99, seed=3)
+    report = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", n_perm=99,
+                                     ci=0.9, n_boot=200, seed=3)
+    pd.testing.assert_frame_equal(report[plain.columns], plain)
+    assert report.chi2_pvalue_exchange.between(0, 1).all()
+    for key in ("rmse", "mae", "crps"):
+        assert (report[f"{key}_lo"] <= report[key] + 1e-12).all(), key
+        assert (report[f"{key}_hi"] >= report[key] - 1e-12).all(), key
+    assert report.loc[report.kind == "point", "coverage_error_raw_lo"].isna().all()
+    # the raw coverage interval equals coverage_error of the explicitly resampled events
+    weights = np.concatenate(list(metrics.bootstrap_weights(600, n_boot=200, seed=3))).astype(int)
+    errors = np.array([metrics.coverage_error(metrics.coverage_curve(models["sampler"][idx], truth[idx]))
+                       for idx in (np.repeat(np.arange(600), w) for w in weights)])
+    lo, hi = metrics.percentile_interval(errors, 0.9)
+    sampler = report[report.model == "sampler"]
+    np.testing.assert_allclose(sampler.coverage_error_raw_lo.values, lo)
+    np.testing.assert_allclose(sampler.coverage_error_raw_hi.values, hi)
+    # the rmse interval matches a direct bootstrap of the same resamples
+    err2 = (models["zero"] - truth) ** 2
+    reps = np.sqrt(metrics.bootstrap_means(err2, n_boot=200, seed=3))
+    lo, hi = metrics.percentile_interval(reps, 0.9)
+    zero = report[report.model == "zero"]
+    np.testing.assert_allclose(zero.rmse_lo.values, lo)
+    np.testing.assert_allclose(zero.rmse_hi.values, hi)
 
 
 @pytest.mark.parametrize(
@@ -158,6 +244,23 @@ def test_protocol_report_table(rng):
         (lambda: metrics.conformal_coverage_curve(np.zeros(3), np.zeros(3), np.zeros(4), np.zeros(3)), "test_pred"),
         (lambda: metrics.protocol_report({}, np.zeros(3)), "name_to_samples"),
         (lambda: metrics.protocol_report({"a": np.zeros(3)}, np.zeros(3), point_from="median"), "point_from"),
+        (lambda: metrics.protocol_report({"a": np.zeros(3)}, np.zeros(3), ci=1.5), "ci"),
+        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.full(5, 2.0)), "true_values: constant"),
+        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.arange(5.0), value_range=(10, 20)), "no pred_values or true_values inside"),
+        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.arange(5.0), value_range=(3, 3)), "value_range"),
+        (lambda: metrics.chi2_spectrum(np.zeros(3), np.zeros(3), bins=np.array([-1.0, 1.0])), "fewer than two non-empty bins"),
+        (lambda: metrics.spectrum_test(np.arange(5.0), np.arange(6.0), n_perm=10), "one prediction per event"),
+        (lambda: metrics.coverage_error(np.array([0.5, np.nan]), [0.4, 0.6]), "coverage: contains 1 NaN"),
+        (lambda: metrics.coverage_error(np.array([0.5, 1.2]), [0.4, 0.6]), r"coverage: fractions must lie in \[0, 1\]"),
+        (lambda: metrics.crps(np.zeros((3, 1)), np.zeros(3), estimator="fair"), "m >= 2"),
+        (lambda: metrics.crps(np.zeros((3, 4)), np.zeros(3), estimator="qd"), "estimator"),
+        (lambda: metrics.energy_score(np.zeros((3, 4, 2)), np.zeros((3, 3))), "samples and truth"),
+        (lambda: metrics.crps(np.full((2, 3), 1e308), np.array([-1e308, 0.0])), "crps: the result overflows"),
+        (lambda: metrics.crps_normal(0.0, -1.0, 0.0), "sigma"),
+        (lambda: metrics.coverage_noise_floor(0, 10), "n_events"),
+        (lambda: metrics.local_coverage(np.ones(4, dtype=bool), np.arange(5.0)), "covered and covariate"),
+        (lambda: metrics.compare(np.zeros(3), np.zeros(3), np.zeros(3), metric="r2"), "metric"),
+        (lambda: metrics.bootstrap_means(np.zeros(3), n_boot=1), "n_boot"),
     ],
 )
 def test_bad_input_names_the_argument(call, word):
@@ -180,3 +283,157 @@ def test_conformal_handles_point_mass_samples_without_overflow(rng):
         out = metrics.conformal_coverage_curve(cs, ct, ts, tt, [0.5, 0.9])
     assert np.all(np.isfinite(out["width"]))
     assert out["coverage"] == pytest.approx([0.5, 0.9], abs=0.04)
+
+
+# ---------------------------------------------------------------------------------------------
+# spectrum: statistic, degrees of freedom, both nulls
+# ---------------------------------------------------------------------------------------------
+def test_chi2_spectrum_is_the_contingency_test_with_under_and_overflow(rng):
+    pred, truth = rng.normal(0.1, 1.2, size=700), rng.normal(size=1000)
+    edges = np.linspace(-2, 2, 11)
+    chi2, ndf = metrics.chi2_spectrum(pred, truth, bins=edges)
+    outer = np.concatenate([[-np.inf], edges, [np.inf]])
+    table = np.array([np.histogram(pred, outer)[0], np.histogram(truth, outer)[0]])
+    ref = stats.chi2_contingency(table, correction=False)
+    assert chi2 == pytest.approx(ref.statistic, rel=1e-12) and ndf == ref.dof == 11
+
+
+def test_out_of_range_predictions_are_counted_not_dropped(rng):
+    truth = rng.normal(size=4000)
+    good = truth[rng.permutation(4000)]
+    moved = good.copy()
+    moved[:2000] = 1000.0
+    edges = np.linspace(-3, 3, 21)
+    chi2_good, _ = metrics.chi2_spectrum(good, truth, bins=edges)
+    chi2_moved, ndf = metrics.chi2_spectrum(moved, truth, bins=edges)
+    assert chi2_moved > 100 * max(chi2_good, 1.0) and ndf == 21  # 20 bins + overflow (+ underflow) - 1
+    chi2_range, _ = metrics.chi2_spectrum(moved, truth, bins=20, value_range=(-3, 3))
+    assert chi2_range == pytest.approx(chi2_moved)
+
+
+def _exact_posterior_draw(rng, n):
+    z = rng.normal(size=n)
+    x = z + rng.normal(size=n)
+    return x / 2 + np.sqrt(0.5) * rng.normal(size=n), z
+
+
+def test_asymptotic_pvalue_uniform_for_independent_samples(rng):
+    p = [metrics.spectrum_test(rng.normal(size=2000), rng.normal(size=1500), bins=10, n_perm=0).pvalue for _ in range(300)]
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+
+
+def test_exchange_pvalue_uniform_for_exact_posterior_draws_where_asymptotic_is_conservative(rng):
+    exchange, asymptotic = [], []
+    for r in range(250):
+        draw, z = _exact_posterior_draw(rng, 2000)
+        t = metrics.spectrum_test(draw, z, bins=10, n_perm=99, seed=r)
+        exchange.append(t.pvalue_exchange)
+        asymptotic.append(t.pvalue)
+    assert stats.kstest(exchange, "uniform").pvalue > 0.01
+    assert stats.kstest(asymptotic, "uniform").pvalue < 0.01 and np.mean(asymptotic) > 0.5
+
+
+def test_exchange_pvalue_rejects_a_narrow_sampler(rng):
+    draw, z = _exact_posterior_draw(rng, 5000)
+    test = metrics.spectrum_test(0.9 * draw, z, n_perm=200, seed=1)
+    assert test.pvalue_exchange == pytest.approx(1 / 201)
+    assert (test.chi2, test.ndf) == metrics.chi2_spectrum(0.9 * draw, z)
+
+
+def test_overflow_is_avoided_in_rmse_and_crps():
+    big = np.full(4, 1.5e154)
+    assert metrics.rmse(big, np.zeros(4)) == pytest.approx(1.5e154)
+    assert metrics.mae(big, -big) == pytest.approx(3e154)
+    s = np.array([[1e308, 1e308, 5e307]])
+    np.testing.assert_allclose(metrics.crps(s, np.array([1e308])), [5e307 / 3 - 5e307 * 2 / 9], rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# coverage: tie-broken conformal, noise floor, local coverage
+# ---------------------------------------------------------------------------------------------
+def test_conformal_exact_posterior_sampler_is_nominal_at_every_level(rng):
+    n, m = 20000, 64
+
+    def draw():
+        y = rng.normal(size=n)
+        return rng.normal(size=(n, m)), y
+
+    (cs, ct), (ts, tt) = draw(), draw()
+    levels = metrics.DEFAULT_LEVELS
+    cov = metrics.conformal_coverage_curve(cs, ct, ts, tt, levels, seed=4)["coverage"]
+    # binomial noise of the test set and of the calibration quantile
+    tol = 4 * np.sqrt(levels * (1 - levels) * (1 / n + 1 / n))
+    assert np.all(np.abs(cov - levels) < tol), np.max(np.abs(cov - levels) / tol)
+
+
+def test_noise_floor_matches_a_direct_simulation(rng):
+    n, m, repeats = 1000, 16, 300
+    direct = [metrics.coverage_error(metrics.coverage_curve(rng.normal(size=(n, m)), rng.normal(size=n)))
+              for _ in range(repeats)]
+    floor = metrics.coverage_noise_floor(n, m, repeats=repeats, seed=2)
+    assert floor.errors.shape == (repeats, 1)
+    assert stats.ks_2samp(direct, floor.errors[:, 0]).pvalue > 0.01
+    assert floor.q50 < floor.q95 <= floor.q95_max
+    # m-discreteness: even infinitely many events leave the expected coverage off the diagonal
+    assert metrics.coverage_noise_floor(10**7, m, repeats=20, seed=2).q50 > 0.02
+
+
+def test_local_coverage_known_bins():
+    x = np.arange(100.0)
+    covered = pd.DataFrame({"a": x >= 50, "b": np.ones(100, dtype=bool)})
+    out = metrics.local_coverage(covered, x, bins=2)
+    np.testing.assert_array_equal(out["a"].values, [0.0, 1.0])
+    np.testing.assert_array_equal(out["b"].values, [1.0, 1.0])
+    assert len(out) == 2 and float(out.index[0]) < 50 < float(out.index[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# uncertainty: bootstrap interval coverage and paired comparison
+# ---------------------------------------------------------------------------------------------
+def test_bootstrap_interval_covers_the_true_mean_95_percent(rng):
+    trials, n = 400, 300
+    hits = 0
+    for r in range(trials):
+        values = rng.gamma(4.0, size=n)  # mean 4
+        lo, hi = metrics.percentile_interval(metrics.bootstrap_means(values, n_boot=400, seed=r), 0.95)
+        hits += lo <= 4.0 <= hi
+    assert abs(hits / trials - 0.95) < 3 * np.sqrt(0.95 * 0.05 / trials)
+
+
+def test_compare_is_paired_and_detects_a_worse_model(rng):
+    n = 2000
+    truth = rng.normal(size=n)
+    good = rng.normal(size=(n, 16))
+    worse = 1.3 * rng.normal(size=(n, 16))
+    out = metrics.compare(good, worse, truth, metric="crps", estimator="fair", n_boot=300, seed=1)
+    expected = metrics.crps(good, truth, estimator="fair").mean() - metrics.crps(worse, truth, estimator="fair").mean()
+    assert out.diff == pytest.approx(expected)
+    assert out.lo < out.diff < out.hi < 0 and out.pvalue < 0.05
+    same = metrics.compare(good, good, truth, n_boot=100)
+    assert same.diff == 0 and same.pvalue == 1.0
+    rm = metrics.compare(np.zeros((n, 2)), np.ones((n, 2)), np.stack([truth, truth], 1), metric="rmse", n_boot=100)
+    np.testing.assert_allclose(rm.diff, metrics.rmse(np.zeros(n), truth) - metrics.rmse(np.ones(n), truth))
+
+
+def test_compare_interval_coverage_under_the_null(rng):
+    """Two equally good samplers: the 90 % interval of their CRPS difference covers 0 in ~90 % of test sets."""
+    trials, n = 200, 300
+    hits = 0
+    for r in range(trials):
+        truth = rng.normal(size=n)
+        out = metrics.compare(rng.normal(size=(n, 8)), rng.normal(size=(n, 8)), truth, estimator="fair",
+                              ci=0.9, n_boot=300, seed=r)
+        hits += out.lo <= 0 <= out.hi
+    assert abs(hits / trials - 0.9) < 3 * np.sqrt(0.9 * 0.1 / trials)
+
+
+def test_bootstrap_means_pairs_blocks_and_sparse_indicators(rng):
+    from scipy import sparse
+
+    values = rng.normal(size=(300, 2))
+    codes = rng.integers(0, 4, size=300)
+    onehot = np.eye(4)[codes]
+    dense, sp = metrics.bootstrap_means([values, sparse.csr_matrix(onehot)], n_boot=50, seed=7)
+    np.testing.assert_array_equal(dense, metrics.bootstrap_means(values, n_boot=50, seed=7))
+    np.testing.assert_allclose(sp, metrics.bootstrap_means(onehot, n_boot=50, seed=7), rtol=1e-15)
+    np.testing.assert_allclose(sp.sum(axis=1), 1.0)

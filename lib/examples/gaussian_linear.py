@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -50,11 +49,3 @@ class GaussianLinear:
         rng = np.random.default_rng(seed)
         return self.posterior_mean(x)[:, None] + np.sqrt(self.posterior_var) * rng.standard_normal((x.size, int(m)))
 
-
-def gaussian_crps(mu, sigma, y) -> np.ndarray:
-    """Closed-form CRPS of N(mu, sigma^2) at y (elementwise)."""
-    mu, sigma, y = (np.asarray(a, dtype=float) for a in (mu, sigma, y))
-    if np.any(sigma <= 0):
-        raise ValueError("sigma: must be positive")
-    w = (y - mu) / sigma
-    return sigma * (w * (2 * stats.norm.cdf(w) - 1) + 2 * stats.norm.pdf(w) - 1 / np.sqrt(np.pi))

@@ -107,12 +107,14 @@ def protocol_figure(
     levels=metrics.DEFAULT_LEVELS,
     bins: int = 40,
     calibration: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    crps_estimator: str = "nrg",
 ):
     """One figure of the protocol for a set of models, on one target dimension.
 
     Panels: the spectrum (one reconstruction per event for samplers, the prediction for point
-    estimators) with its ratio to the truth; the mean CRPS per model; coverage curves (raw for
-    samplers, split-conformal for point estimators given ``calibration`` data).
+    estimators) with its ratio to the truth; the mean CRPS per model (samplers with
+    ``crps_estimator``, point estimators as point masses: the absolute error); coverage curves
+    (raw for samplers, split-conformal for point estimators given ``calibration`` data).
 
     Returns the matplotlib figure.
     """
@@ -125,7 +127,8 @@ def protocol_figure(
         a1 = arr if truth.ndim == 1 else arr[..., dimension]
         points[name] = a1[:, 0] if is_samples else a1
         s = a1 if is_samples else a1[:, None]
-        crps_rows.append({"model": name, "CRPS": float(metrics.crps(s, t1).mean())})
+        score = metrics.crps(s, t1, estimator=crps_estimator) if is_samples else np.abs(a1 - t1)
+        crps_rows.append({"model": name, "CRPS": float(score.mean())})
         if is_samples:
             curves[name] = metrics.coverage_curve(s, t1, levels)
         elif calibration is not None and name in calibration:

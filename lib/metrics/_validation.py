@@ -1,0 +1,89 @@
+"""Input validation shared by the metric modules: every check raises ValueError naming the argument."""
+
+from __future__ import annotations
+
+import numpy as np
+
+DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2)
+
+
+def finite_array(x, name: str, ndims: tuple[int, ...]) -> np.ndarray:
+    """`x` as a float array with one of the allowed ranks, non-empty and finite."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot be converted to a float array ({exc})") from None
+    if arr.ndim not in ndims:
+        raise ValueError(f"{name}: expected {' or '.join(f'{k}-D' for k in ndims)} array, got shape {arr.shape}")
+    if arr.size == 0 or arr.shape[0] == 0:
+        raise ValueError(f"{name}: empty array (shape {arr.shape})")
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(arr)
+    if not np.isfinite(total):  # one cheap pass; the sum of huge finite values may overflow too
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        if bad:
+            raise ValueError(f"{name}: contains {bad} NaN or infinite values")
+    return arr
+
+
+def point_pair(pred, truth, names=("pred", "truth")) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (pred, truth) of equal shape (n,) or (n, d)."""
+    p = finite_array(pred, names[0], (1, 2))
+    t = finite_array(truth, names[1], (1, 2))
+    if p.shape != t.shape:
+        raise ValueError(f"{names[0]} and {names[1]}: shapes differ, {p.shape} vs {t.shape}")
+    return p, t
+
+
+def samples_truth(samples, truth, names=("samples", "truth")) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Validated samples (n, m, d) and truth (n, d); the flag says the input was 1-D."""
+    t = finite_array(truth, names[1], (1, 2))
+    one_d = t.ndim == 1
+    s = finite_array(samples, names[0], (2,) if one_d else (3,))
+    if s.shape[1] < 1:
+        raise ValueError(f"{names[0]}: need m >= 1 samples per event, got shape {s.shape}")
+    if one_d:
+        s, t = s[:, :, None], t[:, None]
+    if s.shape[0] != t.shape[0] or s.shape[2] != t.shape[1]:
+        raise ValueError(
+            f"{names[0]} and {names[1]}: samples {s.shape} must be (n, m, d) for truth (n, d) = {t.shape}"
+        )
+    return s, t, one_d
+
+
+def levels_array(levels) -> np.ndarray:
+    """Validated nominal levels, each in (0, 1)."""
+    lv = finite_array(levels, "levels", (1,))
+    if np.any((lv <= 0) | (lv >= 1)):
+        raise ValueError(f"levels: every nominal level must lie in (0, 1), got {lv.min()}..{lv.max()}")
+    return lv
+
+
+def positive_int(value, name: str, minimum: int = 1) -> int:
+    """`value` as an int >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def power_of_two_scale(*arrays: np.ndarray) -> float:
+    """A power of two that brings the largest magnitude in `arrays` near 1 when it exceeds 2**500
+    (differences and squares of such values would overflow), else 1.0. Scaling by a power of two
+    is exact, so scores that are homogeneous in the data are unchanged to the last bit."""
+    big = max(max(float(a.max()), -float(a.min())) for a in arrays)
+    if big < 2.0**500:
+        return 1.0
+    return float(2.0 ** np.floor(np.log2(big)))
+
+
+def rescaled(out: np.ndarray, scale: float, name: str) -> np.ndarray:
+    """`out * scale`, raising ValueError instead of overflowing to inf."""
+    with np.errstate(over="ignore"):
+        return check_finite_result(out * scale, name)
+
+
+def check_finite_result(out: np.ndarray, name: str) -> np.ndarray:
+    """Raise if a score overflowed to inf although its inputs were finite."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name}: the result overflows the float64 range for these inputs")
+    return out
