@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 __all__ = ["TrainHistory", "fit", "check_tensors"]
 

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 from .task import Pairs, World, as_generator, generic_flags, oracle_flags, random_flags, sample_pairs
 
