@@ -189,6 +189,23 @@ def git_commit() -> str:
     return sha + ("-dirty" if dirty else "")
 
 
+def _ipc_kernels():
+    """Kernel-manager config for local kernels over IPC sockets (not TCP: no plain-text warning)."""
+    from traitlets.config import Config
+
+    return Config({"KernelManager": {"transport": "ipc"}})
+
+
+def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> None:
+    """Replace the absolute paths papermill stores in a notebook's metadata by repository-relative ones."""
+    nb = json.loads(nb_path.read_text())
+    meta = nb.get("metadata", {}).get("papermill", {})
+    for key, path in (("input_path", source), ("output_path", out_path)):
+        if meta.get(key):
+            meta[key] = os.path.relpath(path, ROOT)
+    atomic_write_text(nb_path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3") -> dict:
     """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
 
@@ -220,7 +237,9 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
             kernel_name=kernel_name,
             progress_bar=False,
             log_output=False,
+            config=_ipc_kernels(),
         )
+        _relative_papermill_paths(tmp_nb, out_nb, source)
     except BaseException:
         tmp_nb.unlink(missing_ok=True)
         record_file.unlink(missing_ok=True)
@@ -256,7 +275,8 @@ def make_reference(source: Path, timeout: int = 1800) -> Path:
 
     source = Path(source)
     nb = jupytext.read(source)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}).execute()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}},
+                   config=_ipc_kernels()).execute()
     out = source.with_suffix(".ipynb")
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.ipynb")
     os.close(fd)
