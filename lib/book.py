@@ -190,10 +190,19 @@ def git_commit() -> str:
 
 
 def _ipc_kernels():
-    """Kernel-manager config for local kernels over IPC sockets (not TCP: no plain-text warning)."""
+    """Kernel-manager config for one local kernel over IPC sockets (not TCP: no plain-text warning).
+
+    Its connection file gets a unique name in Jupyter's runtime folder, so that the sockets,
+    named after it, have an absolute path there (not one relative to the working directory).
+    """
+    import uuid
+
+    from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
 
-    return Config({"KernelManager": {"transport": "ipc"}})
+    runtime = Path(jupyter_runtime_dir())
+    runtime.mkdir(parents=True, exist_ok=True)
+    return Config({"KernelManager": {"transport": "ipc", "connection_file": str(runtime / f"kernel-{uuid.uuid4()}.json")}})
 
 
 def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> None:

@@ -56,7 +56,8 @@ def server(tmp_path_factory):
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_DATA_DIR=str(tmp / "data"), IPYTHONDIR=str(tmp / "ipython"),
                PYTHONPATH=os.pathsep.join(p for p in (str(book.ROOT), os.environ.get("PYTHONPATH")) if p))
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={book.ROOT}"]
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={book.ROOT}",
+           f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]  # absolute: nothing written into the checkout
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     log = open(tmp / "server.log", "w")
