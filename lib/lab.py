@@ -62,7 +62,7 @@ def show_glue_values(nb) -> int:
         if key not in values:
             return match.group(0)
         text = format_glued(values[key], fmt)
-        if any(c in text for c in "`()\n"):
+        if "`" in text or "\n" in text:
             return match.group(0)
         count += 1
         return f"{{abbr}}`{text} (glue {spec})`"

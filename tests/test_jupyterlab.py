@@ -83,6 +83,20 @@ def server(tmp_path_factory):
     shutil.rmtree(runtime, ignore_errors=True)
 
 
+@pytest.mark.parametrize("source", book.chapter_sources(), ids=[s.stem for s in book.chapter_sources()])
+def test_every_glued_number_is_shown_and_saving_restores_the_roles(source):
+    nb = json.loads(source.with_suffix(".ipynb").read_text())
+    def text(c):
+        return "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+
+    original = [text(c) for c in nb["cells"]]
+    roles = sum(len(lab.GLUE_ROLE.findall(text(c))) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert roles > 0
+    assert lab.show_glue_values(nb) == roles, "a {glue:text} key has no glued value in the reference notebook"
+    lab.restore_glue_roles(nb)
+    assert [text(c) for c in nb["cells"]] == original
+
+
 @pytest.fixture(scope="module")
 def chapter_model(server):
     return server.api(f"contents/{CHAPTER}?type=notebook&content=1")
