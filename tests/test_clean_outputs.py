@@ -74,3 +74,16 @@ def test_library_progress_bars_import_silently_in_a_kernel():
     NotebookClient(nb, timeout=120, kernel_name="python3", config=book._ipc_kernels(),
                    resources={"metadata": {"path": str(book.ROOT)}}).execute()
     assert nb.cells[0].outputs == []
+
+
+def test_runner_kernel_logs_no_warning_and_stores_no_absolute_path(tmp_path, monkeypatch, capfd):
+    """`lib.book.run_chapter` runs its kernel over IPC (no TCP warning on the kernel's stderr) and
+    writes papermill's paths relative to the repository."""
+    (tmp_path / "params" / "ci").mkdir(parents=True)
+    monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
+    book.run_chapter(book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md", "ci", out_dir=tmp_path / "out")
+    log = capfd.readouterr().err
+    assert "without encryption" not in log and "Warning" not in log, log
+    nb = json.loads((tmp_path / "out" / "99_tiny.ipynb").read_text())
+    assert nb["metadata"]["papermill"]["input_path"] == "tests/fixtures/chapters/99_tiny.md"
+    assert problems(nb) == []
