@@ -1,6 +1,7 @@
 # Two entry points on a fresh machine:
 #   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise), build _build/html
 #   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
+#   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed
 MATHJAX := vendor/mathjax/tex-mml-chtml.js
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test setup html clean chromium
+.PHONY: book test setup html clean chromium lab
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -40,6 +41,12 @@ html: setup
 test: setup chromium
 	$(PY) -m pytest tests chapters --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  --nbval-cell-timeout=900 -p no:cacheprovider -o console_output_style=classic --durations=15
+
+# jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, .md opens
+# as a notebook, kernels over IPC. LAB_ARGS passes options through (e.g. LAB_ARGS="--no-browser --port=8899").
+lab: setup
+	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/01_total_variance.md
 
 clean:
 	rm -rf _build book/*.ipynb book/results

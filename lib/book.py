@@ -276,6 +276,32 @@ def git_commit() -> str:
     return sha + ("-dirty" if dirty else "")
 
 
+def _ipc_kernels():
+    """Kernel-manager config for one local kernel over IPC sockets (not TCP: no plain-text warning).
+
+    Its connection file gets a unique name in Jupyter's runtime folder, so that the sockets,
+    named after it, have an absolute path there (not one relative to the working directory).
+    """
+    import uuid
+
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets.config import Config
+
+    runtime = Path(jupyter_runtime_dir())
+    runtime.mkdir(parents=True, exist_ok=True)
+    return Config({"KernelManager": {"transport": "ipc", "connection_file": str(runtime / f"kernel-{uuid.uuid4()}.json")}})
+
+
+def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> None:
+    """Replace the absolute paths papermill stores in a notebook's metadata by repository-relative ones."""
+    nb = json.loads(nb_path.read_text())
+    meta = nb.get("metadata", {}).get("papermill", {})
+    for key, path in (("input_path", source), ("output_path", out_path)):
+        if meta.get(key):
+            meta[key] = os.path.relpath(path, ROOT)
+    atomic_write_text(nb_path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3") -> dict:
     """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
 
@@ -309,7 +335,9 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
             kernel_name=kernel_name,
             progress_bar=False,
             log_output=False,
+            config=_ipc_kernels(),
         )
+        _relative_papermill_paths(tmp_nb, out_nb, source)
     except BaseException:
         tmp_nb.unlink(missing_ok=True)
         record_file.unlink(missing_ok=True)
@@ -343,7 +371,8 @@ def make_reference(source: Path, timeout: int = 1800) -> Path:
 
     source = Path(source)
     nb = jupytext.read(source)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}).execute()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}},
+                   config=_ipc_kernels()).execute()
     out = source.with_suffix(".ipynb")
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.ipynb")
     os.close(fd)
@@ -372,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     p_ref.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
     args = parser.parse_args(argv)
 
-    from tqdm.auto import tqdm
+    from lib.progress import tqdm
 
     sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()
     if not sources:

@@ -22,20 +22,26 @@ ROOT = book.ROOT
 SOURCES = book.chapter_sources()
 
 
-def _code_cells_md(path):
-    return [c.source.strip() for c in jupytext.read(path).cells if c.cell_type == "code"]
+def _cells_md(path):
+    """(type, source) of every code and markdown cell of a MyST chapter."""
+    return [(c.cell_type, c.source.strip()) for c in jupytext.read(path).cells if c.cell_type in ("code", "markdown")]
 
 
-def _code_cells_ipynb(path):
+def _cells_ipynb(path):
+    """(type, source) of every code and markdown cell of a notebook."""
     cells = json.loads(path.read_text())["cells"]
-    return [("".join(c["source"]) if isinstance(c["source"], list) else c["source"]).strip() for c in cells if c["cell_type"] == "code"]
+    return [(c["cell_type"], ("".join(c["source"]) if isinstance(c["source"], list) else c["source"]).strip())
+            for c in cells if c["cell_type"] in ("code", "markdown")]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
 def test_pair_in_sync_and_executed(source):
     ipynb = source.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} missing: run python -m lib.book reference {source.stem[:2]}"
-    assert _code_cells_md(source) == _code_cells_ipynb(ipynb), f"{source.name} and {ipynb.name} differ: re-run the reference"
+    md, nb = _cells_md(source), _cells_ipynb(ipynb)
+    first = next((i for i, (a, b) in enumerate(zip(md, nb)) if a != b), min(len(md), len(nb)))
+    assert md == nb, (f"{source.name} and {ipynb.name} differ from cell {first} on (prose or code, "
+                      f"{len(md)} vs {len(nb)} cells): re-run the reference")
     cells = [c for c in json.loads(ipynb.read_text())["cells"] if c["cell_type"] == "code"]
     assert all(c.get("execution_count") for c in cells), f"{ipynb.name} has cells that never ran"
     errors = [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]

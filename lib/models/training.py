@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 __all__ = ["TrainHistory", "fit", "train_model", "check_tensors"]
 

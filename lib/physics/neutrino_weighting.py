@@ -20,7 +20,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 from . import fourvectors as fv
 

@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 from .chunks import ChunkJob, plan_chunks, run_chunk
 from .config import MODES, GenerationConfig, default_batch_events, default_chunk_events

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -137,6 +138,10 @@ def greedy_completions(model, world: World, pairs: Pairs, *, max_rubric: int = 3
     return _ids(world, out[:, prompts.shape[1]:].tolist(), length)
 
 
+# trl 1.16 still uses transformers' ``gradient_checkpointing`` names, deprecated in transformers 5.
+_TRL_DEPRECATED_NAMES = r"`\w*gradient_checkpointing\w*` is deprecated and will be removed in v6"
+
+
 def run_trl_grpo(setup: Setup, *, steps: int = 30, n_sft: int = 1024, sft_epochs: int = 20, proxy: str = "follow",
                  prompts_per_step: int = 8, lr: float = 3e-4, workdir=None, seed: int | None = None) -> dict:
     """Cold start + ``trl.GRPOTrainer`` on the text version of one seed's environment.
@@ -178,18 +183,20 @@ def run_trl_grpo(setup: Setup, *, steps: int = 30, n_sft: int = 1024, sft_epochs
         path = os.path.join(root, "tiny-qwen2")
         model.save_pretrained(path)  # trl rebuilds the KL reference model from a path (beta > 0)
         tokenizer.save_pretrained(path)
-        args = GRPOConfig(output_dir=os.path.join(root, "out"), per_device_train_batch_size=prompts_per_step * G,
-                          num_generations=G, max_completion_length=grammar.max_completion_len(c.max_rubric),
-                          beta=c.beta, epsilon=c.clip, learning_rate=lr, max_steps=int(steps), logging_steps=1,
-                          reward_weights=[1.0, 1.0, 0.5], temperature=c.temperature, loss_type="dapo",
-                          scale_rewards="group", use_cpu=True, report_to="none", save_strategy="no", seed=seed,
-                          disable_tqdm=True, lr_scheduler_type="constant", max_grad_norm=c.grad_clip)
-        trainer = GRPOTrainer(model=path, reward_funcs=make_reward_functions(world, setup.proxies[proxy],
-                                                                            max_rubric=c.max_rubric),
-                              args=args, train_dataset=to_dataset(world, setup.rl_pairs), processing_class=tokenizer)
-        from transformers.trainer_callback import PrinterCallback
-        trainer.remove_callback(PrinterCallback)  # per-step logs are returned as a DataFrame instead
-        trainer.train()
+        with warnings.catch_warnings():  # only trl's own calls, see _TRL_DEPRECATED_NAMES
+            warnings.filterwarnings("ignore", message=_TRL_DEPRECATED_NAMES, category=FutureWarning)
+            args = GRPOConfig(output_dir=os.path.join(root, "out"), per_device_train_batch_size=prompts_per_step * G,
+                              num_generations=G, max_completion_length=grammar.max_completion_len(c.max_rubric),
+                              beta=c.beta, epsilon=c.clip, learning_rate=lr, max_steps=int(steps), logging_steps=1,
+                              reward_weights=[1.0, 1.0, 0.5], temperature=c.temperature, loss_type="dapo",
+                              scale_rewards="group", use_cpu=True, report_to="none", save_strategy="no", seed=seed,
+                              disable_tqdm=True, lr_scheduler_type="constant", max_grad_norm=c.grad_clip)
+            trainer = GRPOTrainer(model=path, reward_funcs=make_reward_functions(world, setup.proxies[proxy],
+                                                                                max_rubric=c.max_rubric),
+                                  args=args, train_dataset=to_dataset(world, setup.rl_pairs), processing_class=tokenizer)
+            from transformers.trainer_callback import PrinterCallback
+            trainer.remove_callback(PrinterCallback)  # per-step logs are returned as a DataFrame instead
+            trainer.train()
         log = pd.DataFrame([r for r in trainer.state.log_history if "reward" in r])
         after = metrics(trainer.model)
     finally:

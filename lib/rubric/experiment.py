@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 from . import grammar
 from .evaluate import completion_metrics

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 import yaml
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 from ..book import atomic_write_text
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
