@@ -94,7 +94,7 @@ def _dask(fn, items, client) -> Iterator[tuple[int, Any]]:
     futures = client.map(fn, list(items), pure=False)
     index = {f.key: i for i, f in enumerate(futures)}
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             result = future.result()
             future.release()
             yield index[future.key], result
@@ -182,6 +182,6 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, t
             yield client
         return
     n_workers = _check_workers(n_workers)
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
