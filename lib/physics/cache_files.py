@@ -13,6 +13,7 @@ import fcntl
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -29,7 +30,7 @@ def locked(path: str | os.PathLike, *, progress: bool = True):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if progress:
-                tqdm.write(f"waiting for another process that holds {path}")
+                tqdm.write(f"waiting for another process that holds {path}", file=sys.stderr)
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
