@@ -359,3 +359,19 @@ def test_leftovers_of_dead_and_finished_runs_are_removed(tmp_path):
     assert not path.with_suffix(".chunks").exists()
     removed = ttbar.clean_cache(tmp_path)
     assert removed == [unfinished] and not unfinished.exists() and path.exists() and live.exists()
+
+
+def test_concatenation_opens_one_part_at_a_time(tmp_path):
+    import resource
+
+    parts = [write_atomic(tmp_path / f"part{i}.h5", {"a": np.full(2, i), "b": np.arange(i % 3)}, {}) for i in range(60)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 20, hard))
+    try:
+        whole = concatenate_atomic(tmp_path / "whole.h5", parts, {})
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert stored_hash_matches(whole)
+    with h5py.File(whole, "r") as f:
+        np.testing.assert_array_equal(f["a"][()], np.repeat(np.arange(60), 2))
+        assert f["b"].shape == (sum(i % 3 for i in range(60)),)
