@@ -185,3 +185,20 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, t
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
+
+
+def add_cluster_arguments(parser) -> None:
+    """Add the options ``--scheduler ADDRESS`` and ``--dask-workers N`` to an ``argparse`` parser."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--scheduler", help="run on the Dask scheduler at this address, e.g. tcp://HOST:PORT")
+    group.add_argument("--dask-workers", type=int, help="run on a local Dask cluster of this many processes")
+
+
+@contextlib.contextmanager
+def client_from_arguments(args):
+    """The Dask client that the options of :func:`add_cluster_arguments` ask for, or None (local processes)."""
+    if args.scheduler is None and args.dask_workers is None:
+        yield None
+        return
+    with dask_client(args.scheduler, args.dask_workers) as client:
+        yield client

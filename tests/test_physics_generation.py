@@ -375,3 +375,10 @@ def test_concatenation_opens_one_part_at_a_time(tmp_path):
     with h5py.File(whole, "r") as f:
         np.testing.assert_array_equal(f["a"][()], np.repeat(np.arange(60), 2))
         assert f["b"].shape == (sum(i % 3 for i in range(60)),)
+
+
+def test_command_line_generates_the_same_file(tmp_path):
+    path = ttbar.main(["--events", "300", "--seed", "3", "--mode", "parton", "--cache-dir", str(tmp_path / "cli"),
+                       "--no-progress"])
+    direct = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=tmp_path / "direct", progress=False)
+    assert path.name == direct.name and _sha(path) == _sha(direct)

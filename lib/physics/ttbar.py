@@ -7,13 +7,14 @@ removes what interrupted runs left behind.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 from pathlib import Path
 
 import numpy as np
 
-from ..parallel import for_each_completed
+from ..parallel import add_cluster_arguments, client_from_arguments, for_each_completed
 from .cache_files import idle_chunk_folders, locked, remove_leftovers, remove_temp_files, remove_tree
 from .chunks import ChunkJob, plan_chunks, run_chunk
 from .config import MODES, GenerationConfig, default_batch_events, default_chunk_events
@@ -227,3 +228,25 @@ def generation_config_of(path: str | os.PathLike) -> GenerationConfig:
     raw = json.loads(attrs["config"])
     det = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.pop("detector").items()}
     return dataclasses.replace(GenerationConfig(**raw), detector=DetectorConfig(**det))
+
+
+def main(argv=None) -> Path:
+    """Command line: ``python -m lib.physics.ttbar --events N [--seed S] [--mode M] [--scheduler ADDR]``."""
+    p = argparse.ArgumentParser(description="Generate (or find in the cache) a dileptonic ttbar event file.")
+    p.add_argument("--events", type=int, required=True, help="events to generate")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mode", choices=MODES, default="shower")
+    p.add_argument("--cache-dir", help="default $POINTWISE_CACHE or <repo root>/data_cache")
+    p.add_argument("--workers", type=int, default=1, help="local processes (without a Dask option)")
+    add_cluster_arguments(p)
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    with client_from_arguments(args) as client:
+        path = load_or_generate(args.events, args.seed, args.mode, args.workers, args.cache_dir,
+                                progress=not args.no_progress, client=client)
+    print(path)
+    return path
+
+
+if __name__ == "__main__":
+    main()

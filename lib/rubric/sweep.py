@@ -14,7 +14,6 @@ every condition is seeded on its own.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import time
 from dataclasses import dataclass, fields
@@ -26,7 +25,7 @@ import torch
 import yaml
 
 from ..book import atomic_write_text
-from ..parallel import dask_client, map_jobs
+from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
@@ -202,9 +201,7 @@ def main(argv=None) -> dict:
     p.add_argument("--params", default="params/full/04_proxy_rubric.yaml", help="profile yaml")
     p.add_argument("--out", default="results/full/04_proxy_rubric.json", help="output JSON")
     p.add_argument("--workers", type=int, default=2, help="local processes (without a Dask option)")
-    dask = p.add_mutually_exclusive_group()
-    dask.add_argument("--scheduler", help="run on the Dask scheduler at this address, e.g. tcp://HOST:PORT")
-    dask.add_argument("--dask-workers", type=int, help="run on a local Dask cluster of this many processes")
+    add_cluster_arguments(p)
     p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
     p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
     p.add_argument("--no-progress", action="store_true")
@@ -219,10 +216,7 @@ def main(argv=None) -> dict:
         base = load_summary(args.merge)
         if base is None:
             raise ValueError(f"--merge: {args.merge} does not exist")
-    with contextlib.ExitStack() as stack:
-        client = None
-        if args.scheduler is not None or args.dask_workers is not None:
-            client = stack.enter_context(dask_client(args.scheduler, args.dask_workers))
+    with client_from_arguments(args) as client:
         res = run_sweep(config, conditions, seeds, workers=args.workers, client=client,
                         progress=not args.no_progress)
     summary = res.summary()
