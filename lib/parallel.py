@@ -131,9 +131,9 @@ def for_each_completed(fn: Callable[[Any], Any], items: Sequence, consume: Calla
     if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)) or initial < 0:
         raise ValueError(f"initial must be a non-negative integer, got {initial!r}")
     items = list(items)
-    if client is not None:
+    if client is not None and items:
         results = _dask(fn, items, client)
-    elif workers == 1 or len(items) <= 1:
+    elif client is not None or workers == 1 or len(items) <= 1:
         results = _serial(fn, items)
     else:
         results = _process_pool(fn, items, workers)

@@ -150,6 +150,7 @@ def load_or_generate(n_events: int, seed: int = 0, mode: str = "shower", n_worke
         if _is_valid(final, expected):  # another process made it while this one waited
             remove_tree(chunk_dir)
             return final
+        final.unlink(missing_ok=True)  # a stale or corrupted file: an existing final file means a finished run
         remove_temp_files(cache, name)  # with the lock held, every temporary file of this run is stale
         chunk_dir.mkdir(exist_ok=True)
         jobs = plan_chunks(int(n_events), int(seed), config)
