@@ -118,3 +118,45 @@ def test_our_layout_roundtrip_and_hash(tmp_path):
     np.testing.assert_allclose(ev["jet_p4"][:, 0], events["jet_p4"][:, 0], rtol=1e-5)
     assert ev["n_generated"] == 7
     assert content_hash(arrays) != content_hash({**arrays, "delphes/njets": arrays["delphes/njets"] + 1})
+
+
+def test_non_finite_values_raise(tmp_path):
+    path = tmp_path / "nan.h5"
+    _published_layout(path)
+    with h5py.File(path, "r+") as f:
+        jets = f["delphes/jets"][()]
+        jets["eta"][1, 0] = np.nan
+        f["delphes/jets"][...] = jets
+    with pytest.raises(ValueError, match=r"delphes/jets\.eta.*NaN"):
+        ttbar.read_events(path)
+    arrays = schema_arrays(_our_events())
+    arrays["truth/top_p4"][0, 0, 3] = np.inf
+    write_atomic(tmp_path / "inf.h5", arrays, {})
+    with pytest.raises(ValueError, match="truth/top_p4"):
+        ttbar.read_events(tmp_path / "inf.h5")
+
+
+def test_shapes_of_optional_and_truth_datasets_are_checked(tmp_path):
+    path = tmp_path / "njets.h5"
+    _published_layout(path)
+    with h5py.File(path, "r+") as f:
+        del f["delphes/njets"]
+        f["delphes"].create_dataset("njets", data=np.full(4, 2))
+    with pytest.raises(ValueError, match="njets"):
+        ttbar.read_events(path)
+    arrays = schema_arrays(_our_events())
+    write_atomic(tmp_path / "truth.h5", {**arrays, "truth/w_p4": arrays["truth/w_p4"][:, :1]}, {})
+    with pytest.raises(ValueError, match="truth/w_p4"):
+        ttbar.read_events(tmp_path / "truth.h5")
+    write_atomic(tmp_path / "missing.h5", {k: v for k, v in arrays.items() if k != "truth/nu_pdgid"}, {})
+    with pytest.raises(ValueError, match="truth/nu_pdgid"):
+        ttbar.read_events(tmp_path / "missing.h5")
+
+
+def test_corrupted_file_fails_its_content_hash(tmp_path):
+    path = write_atomic(tmp_path / "ours.h5", schema_arrays(_our_events()), {"format": "pointwise-ttbar"})
+    ttbar.read_events(path)
+    with h5py.File(path, "r+") as f:
+        f["truth/b_p4"][0, 0, 0] = 11.0  # a plausible value: only the hash can tell
+    with pytest.raises(ValueError, match="content hash"):
+        ttbar.read_events(path)

@@ -2,6 +2,9 @@
 
 import dataclasses
 import hashlib
+import os
+import subprocess
+import sys
 import time
 
 import h5py
@@ -284,3 +287,98 @@ def test_dressing_and_isolation():
     np.testing.assert_allclose(dressed[0, 1], lep[0, 1])
     np.testing.assert_array_equal(visible, [False, True, True])
     np.testing.assert_allclose(iso, [[10.0, 0.0]])
+
+
+def test_cache_dir_and_chunk_size_must_be_valid(tmp_path):
+    with pytest.raises(ValueError, match="cache_dir"):
+        ttbar.load_or_generate(10, mode="parton", cache_dir="", progress=False)
+    with pytest.raises(ValueError, match="chunk_events"):
+        ttbar.make_config("parton", chunk_events=2.7)
+    with pytest.raises(ValueError, match="batch_events"):
+        GenerationConfig(batch_events=True)
+    assert GenerationConfig(chunk_events=np.int64(300)).to_json() == GenerationConfig(chunk_events=300).to_json()
+
+
+_RACER = """
+import pathlib, sys, time
+from lib.physics import ttbar
+go = pathlib.Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.01)
+cfg = ttbar.make_config("parton", chunk_events=100, batch_events=150)
+print(ttbar.load_or_generate(600, seed=8, mode="parton", cache_dir=sys.argv[1], config=cfg, progress=True))
+"""
+
+
+def test_two_processes_share_one_cache_dir(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    racers = [subprocess.Popen([sys.executable, "-c", _RACER, str(cache), str(tmp_path / f"go{i}")], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (0, 1)]
+    (tmp_path / "go0").touch()
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(cache.glob("*.chunks/chunk_*.h5")):
+        time.sleep(0.005)
+    first_busy = not list(cache.glob("*.h5"))
+    (tmp_path / "go1").touch()  # the second starts while the first is generating
+    outs = [r.communicate(timeout=300) for r in racers]
+    assert [r.returncode for r in racers] == [0, 0], outs[1][1][-2000:]
+    assert first_busy and "waiting for another process" in outs[1][1]
+    paths = [out.strip().splitlines()[-1] for out, _ in outs]
+    assert paths[0] == paths[1]
+    path = cache / paths[0].split("/")[-1]
+    assert stored_hash_matches(path)
+    assert sorted(p.name for p in cache.iterdir()) == sorted([path.name, path.stem + ".lock"])
+    cfg = _parton_config(100)
+    alone = ttbar.load_or_generate(600, seed=8, mode="parton", cache_dir=tmp_path / "alone", config=cfg,
+                                   progress=False)
+    assert _sha(alone) == _sha(path)
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def test_leftovers_of_dead_and_finished_runs_are_removed(tmp_path):
+    dead = _dead_pid()
+    stale = [tmp_path / f"ttbar_other.h5.tmp{dead}", tmp_path / "ttbar_gone.chunks" / f"chunk_00000_n5.h5.tmp{dead}"]
+    finished = tmp_path / "ttbar_done.chunks"
+    unfinished = tmp_path / "ttbar_gone.chunks"
+    live = tmp_path / f"ttbar_live.h5.tmp{os.getpid()}"
+    for d in (finished, unfinished):
+        d.mkdir()
+    (finished / "chunk_00000_n5.h5").write_bytes(b"x")
+    (tmp_path / "ttbar_done.h5").write_bytes(b"x")
+    for p in stale + [live]:
+        p.write_bytes(b"x")
+    path = ttbar.load_or_generate(200, seed=2, mode="parton", cache_dir=tmp_path, config=_parton_config(100),
+                                  progress=False)
+    assert not any(p.exists() for p in stale) and not finished.exists()
+    assert live.exists() and unfinished.is_dir()  # a live process's file; chunks kept for resuming
+    assert not path.with_suffix(".chunks").exists()
+    removed = ttbar.clean_cache(tmp_path)
+    assert removed == [unfinished] and not unfinished.exists() and path.exists() and live.exists()
+
+
+def test_concatenation_opens_one_part_at_a_time(tmp_path):
+    import resource
+
+    parts = [write_atomic(tmp_path / f"part{i}.h5", {"a": np.full(2, i), "b": np.arange(i % 3)}, {}) for i in range(60)]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 20, hard))
+    try:
+        whole = concatenate_atomic(tmp_path / "whole.h5", parts, {})
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert stored_hash_matches(whole)
+    with h5py.File(whole, "r") as f:
+        np.testing.assert_array_equal(f["a"][()], np.repeat(np.arange(60), 2))
+        assert f["b"].shape == (sum(i % 3 for i in range(60)),)
+
+
+def test_command_line_generates_the_same_file(tmp_path):
+    path = ttbar.main(["--events", "300", "--seed", "3", "--mode", "parton", "--cache-dir", str(tmp_path / "cli"),
+                       "--no-progress"])
+    direct = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=tmp_path / "direct", progress=False)
+    assert path.name == direct.name and _sha(path) == _sha(direct)

@@ -1,8 +1,9 @@
 """The unit of work: one chunk of generated events, a pure function of (seed, chunk index, config).
 
 :func:`run_chunk` has no side effects and no state shared between calls, so the list of
-:class:`ChunkJob` from :func:`plan_chunks` can be mapped with ``multiprocessing``, Dask
-(``client.map(run_chunk, jobs)``) or Ray (``ray.remote(run_chunk)``) unchanged.
+:class:`ChunkJob` from :func:`plan_chunks` can be mapped by any executor unchanged;
+:func:`lib.physics.ttbar.load_or_generate` maps it through :mod:`lib.parallel` (local processes
+or a Dask cluster).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+import numpy as np
+
 MODES = ("parton", "shower", "full")
 
 
@@ -156,8 +158,11 @@ class GenerationConfig:
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if int(self.chunk_events) < 1 or int(self.batch_events) < 1:
-            raise ValueError("chunk_events and batch_events must be positive integers")
+        for name in ("chunk_events", "batch_events"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            object.__setattr__(self, name, int(value))  # numpy ints would not serialise to JSON
 
     def to_json(self) -> str:
         """Canonical JSON text of the config (sorted keys), as stored in event files."""

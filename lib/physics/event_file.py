@@ -126,39 +126,51 @@ def write_atomic(path: str | os.PathLike, arrays: dict[str, np.ndarray], attrs: 
     return path
 
 
+def _dataset_names(f: h5py.File) -> list[str]:
+    names: list[str] = []
+    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    return sorted(names)
+
+
 def concatenate_atomic(path: str | os.PathLike, parts: list[str | os.PathLike], attrs: dict) -> Path:
     """Write the event-axis concatenation of the event files ``parts`` to ``path`` atomically.
 
-    Reads one dataset of one part at a time; the content hash is that of the concatenation.
+    Opens one part at a time (thousands of chunk files stay below any open-file limit); the
+    content hash, that of the concatenation, is computed from the written file in row blocks.
     """
     path = Path(path)
     tmp = _temp_path(path)
-    handles = [h5py.File(p, "r") for p in parts]
     try:
-        names: list[str] = []
-        handles[0].visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+        with h5py.File(parts[0], "r") as first:
+            names = _dataset_names(first)
+            layout = {n: (first[n].shape[1:], first[n].dtype) for n in names}
+        rows = {n: 0 for n in names}
+        for p in parts:
+            with h5py.File(p, "r") as part:
+                for n in names:
+                    rows[n] += part[n].shape[0]
         h = hashlib.sha256()
         with h5py.File(tmp, "w", track_order=False) as out:
-            for name in sorted(names):
-                pieces = [hd[name] for hd in handles]
-                total = sum(p.shape[0] for p in pieces)
-                shape = (total,) + pieces[0].shape[1:]
-                dtype = pieces[0].dtype
-                ds = out.create_dataset(name, shape=shape, dtype=dtype, track_times=False)
-                _hash_update(h, name, dtype, shape)
-                start = 0
-                for p in pieces:
-                    a = np.ascontiguousarray(p[()])
-                    ds[start:start + len(a)] = a
-                    h.update(a.tobytes())
-                    start += len(a)
+            for n in names:
+                out.create_dataset(n, shape=(rows[n],) + layout[n][0], dtype=layout[n][1], track_times=False)
+            start = dict.fromkeys(names, 0)
+            for p in parts:
+                with h5py.File(p, "r") as part:
+                    for n in names:
+                        a = part[n][()]
+                        out[n][start[n]:start[n] + len(a)] = a
+                        start[n] += len(a)
+            for n in names:
+                ds = out[n]
+                _hash_update(h, n, ds.dtype, ds.shape)
+                block = max(1, 2**26 // max(1, ds.dtype.itemsize * int(np.prod(ds.shape[1:]))))
+                for i in range(0, ds.shape[0], block):
+                    h.update(np.ascontiguousarray(ds[i:i + block]).tobytes())
             for k, v in sorted(attrs.items()):
                 out.attrs[k] = v
             out.attrs["content_hash"] = h.hexdigest()
         os.replace(tmp, path)
     finally:
-        for hd in handles:
-            hd.close()
         if tmp.exists():
             tmp.unlink()
     return path

@@ -8,6 +8,7 @@ import h5py
 import numpy as np
 
 from . import fourvectors as fv
+from .event_file import content_hash
 
 _REQUIRED = {
     "MET": ("MET", "phi"),
@@ -44,7 +45,35 @@ def _validate(group: h5py.Group, path) -> int:
         raise ValueError(f"path {path!r}: 'delphes/jets' must have shape ({n}, J), got {group['jets'].shape}")
     if n == 0:
         raise ValueError(f"path {path!r}: the file holds no events")
+    n_jets = group["jets"].shape[1]
+    optional = {"njets": (n,), "nbjets": (n,), "jets_indices": (n, n_jets)}
+    _check_shapes(group, "delphes", {k: v for k, v in optional.items() if k in group}, path)
     return n
+
+
+def _check_shapes(group: h5py.Group, prefix: str, shapes: dict[str, tuple], path) -> None:
+    """``ValueError`` if a dataset of ``shapes`` is missing from ``group`` or has another shape."""
+    for name, shape in shapes.items():
+        if name not in group or not isinstance(group[name], h5py.Dataset):
+            raise ValueError(f"path {path!r}: dataset '{prefix}/{name}' is missing")
+        if group[name].shape != shape:
+            raise ValueError(f"path {path!r}: '{prefix}/{name}' must have shape {shape}, got {group[name].shape}")
+
+
+def _check_finite(name: str, a: np.ndarray, path) -> None:
+    """``ValueError`` naming the dataset (and field) of ``a`` that holds NaN or infinite values."""
+    columns = [(f"{name}.{k}", a[k]) for k in a.dtype.names] if a.dtype.names else [(name, a)]
+    for label, col in columns:
+        if np.issubdtype(col.dtype, np.floating):
+            bad = int(np.count_nonzero(~np.isfinite(col)))
+            if bad:
+                raise ValueError(f"path {path!r}: '{label}' holds {bad} NaN or infinite values")
+
+
+def _datasets(f: h5py.File) -> list[str]:
+    names: list[str] = []
+    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    return names
 
 
 def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
@@ -59,7 +88,30 @@ def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
             raise ValueError(f"path {path!r}: no group 'delphes' (not a nu2flows-layout event file)")
         g = f["delphes"]
         n = _validate(g, path)
-        met, lep, jets, nus = g["MET"][()], g["leptons"][()], g["jets"][()], g["neutrinos"][()]
+        if "truth" in f:
+            t = f["truth"]
+            p4_shape, id_shape = (n, 2, 4), (n, 2)
+            _check_shapes(t, "truth", {**{k: p4_shape for k in _TRUTH_P4.values()}, "nu_p4": p4_shape,
+                                       **{k: id_shape for k in _TRUTH_IDS.values()},
+                                       "jet_flavour": g["jets"].shape}, path)
+        data: dict[str, np.ndarray] = {}
+        stored = f.attrs.get("content_hash")
+        if stored is not None:  # our files: verify every dataset against the hash the writer stored
+            data = {name: f[name][()] for name in _datasets(f)}
+            stored = stored.decode() if isinstance(stored, bytes) else str(stored)
+            if content_hash(data) != stored:
+                raise ValueError(f"path {path!r}: the datasets do not match the stored content hash "
+                                 "(a corrupted file; delete it, load_or_generate makes it again)")
+
+        def read(name: str) -> np.ndarray:
+            if name not in data:
+                data[name] = f[name][()]
+                _check_finite(name, data[name], path)
+            return data[name]
+
+        for name in list(data):
+            _check_finite(name, data[name], path)
+        met, lep, jets, nus = (read(f"delphes/{k}") for k in ("MET", "leptons", "jets", "neutrinos"))
         out: dict[str, np.ndarray] = {}
 
         # Leptons: l+ first (pairs with nu from W+), whatever the stored order.
@@ -78,22 +130,21 @@ def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
             out[f"jet_{k}"] = (col * mask).astype(np.float32)
         out["jet_mask"] = mask
         out["jet_p4"] = (fv.from_pt_eta_phi_e(*jet_cols[:4]) * mask[..., None]).astype(np.float32)
-        out["n_jets"] = (np.asarray(g["njets"][()], dtype=np.int64) if "njets" in g else mask.sum(1))
-        out["n_bjets"] = (np.asarray(g["nbjets"][()], dtype=np.int64) if "nbjets" in g
+        out["n_jets"] = (np.asarray(read("delphes/njets"), dtype=np.int64) if "njets" in g else mask.sum(1))
+        out["n_bjets"] = (np.asarray(read("delphes/nbjets"), dtype=np.int64) if "nbjets" in g
                           else (jet_cols[4] * mask > 0).sum(1))
-        out["jet_truth_index"] = (np.asarray(g["jets_indices"][()], dtype=np.int64) if "jets_indices" in g
+        out["jet_truth_index"] = (np.asarray(read("delphes/jets_indices"), dtype=np.int64) if "jets_indices" in g
                                   else np.full(mask.shape, -1, dtype=np.int64))
         out["met"] = np.stack([_field(met, "MET") * np.cos(_field(met, "phi")),
                                _field(met, "MET") * np.sin(_field(met, "phi"))], axis=1).astype(np.float32)
 
         if "truth" in f:
-            t = f["truth"]
-            nu_p4 = np.asarray(t["nu_p4"][()], dtype=np.float64)
+            nu_p4 = np.asarray(read("truth/nu_p4"), dtype=np.float64)
             for key, src in _TRUTH_P4.items():
-                out[key] = np.asarray(t[src][()], dtype=np.float64)
+                out[key] = np.asarray(read(f"truth/{src}"), dtype=np.float64)
             for key, src in _TRUTH_IDS.items():
-                out[key] = np.asarray(t[src][()], dtype=np.int64)
-            out["jet_flavour"] = np.asarray(t["jet_flavour"][()], dtype=np.int64)
+                out[key] = np.asarray(read(f"truth/{src}"), dtype=np.int64)
+            out["jet_flavour"] = np.asarray(read("truth/jet_flavour"), dtype=np.int64)
         else:
             nu_pt, nu_eta, nu_phi = (_field(nus, k) for k in ("pt", "eta", "phi"))
             nu_m = _field(nus, "mass") if "mass" in nus.dtype.names else np.zeros_like(nu_pt)

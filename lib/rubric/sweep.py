@@ -5,6 +5,8 @@ Command line (the full profile, about an hour on two CPU cores)::
     python -m lib.rubric.sweep --params params/full/04_proxy_rubric.yaml \\
         --out results/full/04_proxy_rubric.json --workers 2
 
+On a Dask cluster, add ``--scheduler tcp://HOST:PORT`` (or ``--dask-workers N`` for a local one);
+the jobs (one per seed, then one per (seed, condition)) run through :mod:`lib.parallel`.
 Each worker uses one torch thread. Results do not depend on the number of workers: every setup and
 every condition is seeded on its own.
 """
@@ -13,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 import torch
 import yaml
-from lib.progress import tqdm
 
 from ..book import atomic_write_text
+from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
@@ -63,12 +63,14 @@ def check_conditions(conditions) -> list[str]:
     return conditions
 
 
-def _init_worker():
+def _setup_task(job: tuple[RubricConfig, int]) -> Setup:
     torch.set_num_threads(1)
+    return build_setup(*job)
 
 
-def _condition_task(setup: Setup, name: str) -> dict:
-    res = run_condition(setup, name)
+def _condition_task(job: tuple[Setup, str]) -> dict:
+    torch.set_num_threads(1)
+    res = run_condition(*job)
     res.pop("policy")
     return res
 
@@ -110,12 +112,14 @@ def _stats(values: pd.Series) -> dict:
             "values": [None if not np.isfinite(x) else float(x) for x in v]}
 
 
-def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, progress: bool = True) -> SweepResult:
+def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, client=None,
+              progress: bool = True) -> SweepResult:
     """Build one setup per seed, then run every condition on it.
 
     Parameters
     ----------
     workers : number of processes; 1 runs in this process (and sets torch to one thread).
+    client : a ``dask.distributed.Client``: run the jobs on its cluster instead (``workers`` ignored).
     """
     if not isinstance(config, RubricConfig):
         raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
@@ -125,17 +129,9 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, prog
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     t0 = time.perf_counter()
     jobs = [(s, c) for s in seeds for c in conditions]
-    if workers == 1:
-        torch.set_num_threads(1)
-        setups = {s: build_setup(config, s) for s in tqdm(seeds, desc="setups", disable=not progress)}
-        results = [_condition_task(setups[s], c) for s, c in tqdm(jobs, desc="conditions", disable=not progress)]
-    else:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker) as pool:
-            setups = dict(zip(seeds, tqdm(pool.map(build_setup, [config] * len(seeds), seeds), total=len(seeds),
-                                          desc="setups", disable=not progress)))
-            futs = [pool.submit(_condition_task, setups[s], c) for s, c in jobs]
-            results = [f.result() for f in tqdm(futs, desc="conditions", disable=not progress)]
+    where = {"workers": int(workers), "client": client, "progress": progress}
+    setups = dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
+    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions", **where)
     finals, hists = [], []
     for (s, c), r in zip(jobs, results):
         finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
@@ -204,7 +200,8 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", default="params/full/04_proxy_rubric.yaml", help="profile yaml")
     p.add_argument("--out", default="results/full/04_proxy_rubric.json", help="output JSON")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="local processes (without a Dask option)")
+    add_cluster_arguments(p)
     p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
     p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
     p.add_argument("--no-progress", action="store_true")
@@ -219,7 +216,9 @@ def main(argv=None) -> dict:
         base = load_summary(args.merge)
         if base is None:
             raise ValueError(f"--merge: {args.merge} does not exist")
-    res = run_sweep(config, conditions, seeds, workers=args.workers, progress=not args.no_progress)
+    with client_from_arguments(args) as client:
+        res = run_sweep(config, conditions, seeds, workers=args.workers, client=client,
+                        progress=not args.no_progress)
     summary = res.summary()
     summary["params_file"] = str(args.params)
     if base is not None:
