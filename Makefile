@@ -1,6 +1,7 @@
 # Two entry points on a fresh machine:
 #   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise), build _build/html
 #   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
+#   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed
 MATHJAX := vendor/mathjax/tex-mml-chtml.js
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test setup html clean chromium lab
+.PHONY: book test test-other-machine setup html clean chromium lab
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -41,6 +42,11 @@ html: setup
 test: setup chromium
 	$(PY) -m pytest tests chapters --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  --nbval-cell-timeout=900 -p no:cacheprovider -o console_output_style=classic --durations=15
+
+# Numbers from training differ between x86 machines because torch and MKL pick other kernels per
+# CPU. These two settings change both on this machine: the suite must pass unchanged under them.
+test-other-machine:
+	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(MAKE) test
 
 # jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, .md opens
 # as a notebook, kernels over IPC. LAB_ARGS passes options through (e.g. LAB_ARGS="--no-browser --port=8899").

@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from lib.progress import tqdm
 
 _TEMP = re.compile(r"\.tmp(\d+)$")
 
