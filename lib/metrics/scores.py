@@ -46,6 +46,21 @@ def _estimator(estimator: str, allowed: tuple[str, ...], m: int) -> str:
     return estimator
 
 
+def _ensemble_inputs(samples, truth, estimator: str, allowed: tuple[str, ...]):
+    """Validated samples (n, m, d) and truth (n, d), both divided by a power-of-two scale.
+
+    Returns ``(s, t, one_d, m, scale)``; the score computed on ``s, t`` is multiplied back by
+    ``scale`` (exact in binary floating point), which keeps huge values from overflowing.
+    """
+    s, t, one_d = samples_truth(samples, truth)
+    m = s.shape[1]
+    _estimator(estimator, allowed, m)
+    scale = power_of_two_scale(s, t)
+    if scale != 1.0:
+        s, t = s / scale, t / scale
+    return s, t, one_d, m, scale
+
+
 def _half_pair_sum(sorted_samples: np.ndarray) -> np.ndarray:
     """1/2 sum_ij |x_i - x_j| along axis 1 of sorted samples: sum_i (2i - m - 1) x_(i)."""
     m = sorted_samples.shape[1]
@@ -68,12 +83,7 @@ def crps(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
     -------
     array (n,) or (n, d). Cost O(m log m) per event (sorted closed forms).
     """
-    s, t, one_d = samples_truth(samples, truth)
-    m = s.shape[1]
-    _estimator(estimator, CRPS_ESTIMATORS, m)
-    scale = power_of_two_scale(s, t)
-    if scale != 1.0:
-        s, t = s / scale, t / scale
+    s, t, one_d, m, scale = _ensemble_inputs(samples, truth, estimator, CRPS_ESTIMATORS)
     xs = np.moveaxis(s, 1, 2).copy()  # (n, d, m), samples contiguous
     xs.sort(axis=-1)
     term1 = np.abs(xs - t[:, :, None]).mean(axis=-1)
@@ -140,12 +150,7 @@ def energy_score(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
     -------
     array (n,). Cost O(m^2 d) per event, in chunks of bounded memory.
     """
-    s, t, _ = samples_truth(samples, truth)
-    m = s.shape[1]
-    _estimator(estimator, ENERGY_ESTIMATORS, m)
-    scale = power_of_two_scale(s, t)
-    if scale != 1.0:
-        s, t = s / scale, t / scale
+    s, t, _, m, scale = _ensemble_inputs(samples, truth, estimator, ENERGY_ESTIMATORS)
     term1 = np.mean(np.sqrt(np.sum((s - t[:, None, :]) ** 2, axis=2)), axis=1)
     norm = m**2 if estimator == "nrg" else m * (m - 1)
     out = term1 - 0.5 * _pair_norm_sum(s) / norm
