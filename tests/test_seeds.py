@@ -96,3 +96,19 @@ def test_claims_frame_collects_words_and_refuses_numbers(monkeypatch):
     book.record("claim.number", 1.0)
     with pytest.raises(ValueError, match="number"):
         claims_frame()
+
+
+def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
+    from lib.metrics import bootstrap_weights, chi2_spectrum, chi2_spectrum_replicates
+
+    rng = np.random.default_rng(3)
+    t = rng.normal(size=300)
+    p = t + rng.normal(0, 0.5, 300)
+    reps = chi2_spectrum_replicates(p, t, bins=10, n_boot=4, seed=7)
+    edges = np.quantile(np.concatenate([p, t]), np.linspace(0, 1, 11))
+    for w, rep in zip(next(bootstrap_weights(300, n_boot=4, seed=7)), reps):
+        idx = np.repeat(np.arange(300), w.astype(int))
+        chi2, ndf = chi2_spectrum(p[idx], t[idx], bins=edges)
+        assert rep == pytest.approx(chi2 / ndf)
+    with pytest.raises(ValueError, match="one prediction per event"):
+        chi2_spectrum_replicates(p[:10], t, bins=10)
