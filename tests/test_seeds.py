@@ -112,3 +112,25 @@ def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
         assert rep == pytest.approx(chi2 / ndf)
     with pytest.raises(ValueError, match="one prediction per event"):
         chi2_spectrum_replicates(p[:10], t, bins=10)
+
+
+def _iv(lo, hi, seed_sd=0.01, n_seeds=3):
+    from lib.metrics.seeds import SeedEventInterval
+
+    return SeedEventInterval((lo + hi) / 2, lo, hi, seed_sd, 0.001, n_seeds)
+
+
+@pytest.mark.parametrize("iv, kwargs, want", [
+    (_iv(0.1, 0.2), {}, "yes"),
+    (_iv(-0.2, -0.1), {}, "no"),                                        # the other side excluded: no at any S
+    (_iv(-0.01, 0.01), dict(margin=0.02), "not resolved"),               # equivalence needs 5 seeds when seeds vary
+    (_iv(-0.01, 0.01, n_seeds=5), dict(margin=0.02), "no"),
+    (_iv(-0.01, 0.01, seed_sd=0.0), dict(margin=0.02), "no"),            # no training variance (a fixed referee)
+    (_iv(1.01, 1.02), dict(boundary=1.03, direction=-1), "yes"),         # below a target
+    (_iv(-0.01, 0.01), dict(margin=0.02, two_sided=True), "not resolved"),
+    (_iv(-0.3, -0.1), dict(two_sided=True), "yes"),
+])
+def test_verdict_over_seeds(iv, kwargs, want):
+    from lib.metrics.seeds import verdict_over_seeds
+
+    assert verdict_over_seeds(iv, **kwargs) == want
