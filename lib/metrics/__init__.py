@@ -27,7 +27,7 @@ from .coverage import (
 )
 from .report import protocol_report
 from .scores import crps, crps_normal, energy_score, mae, mean_abs_difference, rmse
-from .spectrum import SpectrumTest, chi2_spectrum, spectrum_test
+from .spectrum import SpectrumTest, chi2_spectrum, chi2_spectrum_replicates, spectrum_test
 from .uncertainty import (
     Comparison,
     bootstrap_means,
@@ -47,6 +47,7 @@ __all__ = [
     "energy_score",
     "mean_abs_difference",
     "chi2_spectrum",
+    "chi2_spectrum_replicates",
     "spectrum_test",
     "SpectrumTest",
     "pit",

@@ -44,7 +44,8 @@ def protocol_report(
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
-) -> pd.DataFrame:
+    replicates: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The protocol table: one row per model and dimension.
 
     Parameters
@@ -73,6 +74,9 @@ def protocol_report(
         :func:`~lib.metrics.coverage.coverage_noise_floor`. The spectrum carries p-values instead
         of an interval.
     seed : seeds the bootstrap, the spectrum exchanges and the conformal tie-breaking
+    replicates : with ``ci``, also return the bootstrap replicates ``{metric: (n_boot, rows)}`` of
+        the interval metrics (rows in table order, the same resampled events for every row), e.g.
+        to combine several training seeds (:func:`~lib.metrics.seeds.seed_event_interval`)
 
     Returns
     -------
@@ -139,13 +143,18 @@ def protocol_report(
             dense.append(np.stack([err**2, np.abs(err), crps_e[:, j]], axis=1))
             codes.append((raw_codes[:, j], conf_codes[:, j]))
     table = pd.DataFrame(rows)
+    if replicates and ci is None:
+        raise ValueError("replicates: needs ci (the bootstrap that makes them)")
     if ci is not None:
-        table = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed)
+        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed)
+        if replicates:
+            return table, reps
     return table
 
 
 def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.DataFrame:
-    """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values."""
+    """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values; returns the
+    table and the replicates {metric: (n_boot, rows)}."""
     n_rows, n_lv = len(table), lv_sorted.size
     # level codes as one-hot columns: resampled histograms give resampled coverage curves
     n = len(codes[0][0])
@@ -172,4 +181,4 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.Data
         with np.errstate(invalid="ignore"):
             lo, hi = percentile_interval(reps[key], ci)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi
-    return out
+    return out, reps

@@ -176,3 +176,35 @@ def _exchange_pvalue(bp, bt, hp, ht, chi2, k, n_perm, seed, chunk: int = 64) -> 
         stat, _ = _chi2_from_counts(hp_star, ht_star)
         exceed += int(np.count_nonzero(stat >= chi2 * (1 - 1e-12)))
     return (1 + exceed) / (1 + n_perm)
+
+
+def chi2_spectrum_replicates(pred_values, true_values, *, bins=20, value_range=None, n_boot: int = 1000,
+                             seed: int = 0) -> np.ndarray:
+    """chi2/ndf of the spectrum on ``n_boot`` bootstrap resamples of the events (pairs kept).
+
+    The bins are those of the full sample (as :func:`chi2_spectrum` builds them) and stay fixed;
+    the resamples are those of :func:`~lib.metrics.uncertainty.bootstrap_weights` with the same
+    ``seed``, hence paired with :func:`~lib.metrics.uncertainty.bootstrap_means` and
+    ``protocol_report(..., ci=, seed=)`` replicates on the same events. For the spread of chi2/ndf
+    (e.g. over seeds and events, :func:`~lib.metrics.seeds.seed_event_interval`); a resample
+    repeats events, so the replicates lie above chi2/ndf for a good reconstruction: use them for
+    the spread, not the centre.
+
+    Returns
+    -------
+    (n_boot,) chi2/ndf of each resample
+    """
+    from .uncertainty import bootstrap_weights
+
+    p, t, edges, bp, bt = _binned(pred_values, true_values, bins, value_range)
+    k = edges.size + 1
+    n = p.size
+    if t.size != n:
+        raise ValueError(f"pred_values and true_values: resampling events needs one prediction per event, got {n} vs {t.size}")
+    out = []
+    for w in bootstrap_weights(n, n_boot=n_boot, seed=seed):
+        hp = np.stack([np.bincount(bp, weights=row, minlength=k) for row in w])
+        ht = np.stack([np.bincount(bt, weights=row, minlength=k) for row in w])
+        chi2, ndf = _chi2_from_counts(hp, ht)
+        out.append(chi2 / np.maximum(ndf, 1))
+    return np.concatenate(out)
