@@ -13,7 +13,7 @@ from lib.rubric import report
 from lib.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
 TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
-            ensemble_size=3, e2_n=128, e2_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
+            ensemble_size=3, e2_n=128, e2_epochs=2, held_out_n=128, held_out_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
             d_model=16, d_ff=32, n_heads=2)
 
 
