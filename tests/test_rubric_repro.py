@@ -61,6 +61,8 @@ def test_sweep_cli_writes_summary(tmp_path):
     assert len(t["values"]) == 2 and np.isclose(t["mean"], np.mean(t["values"]))
     assert set(saved["sensitivity"]["sensitivity"]) >= {"proxy_sft", "proxy_rl"}
     assert summary["final"] == saved["final"]
+    prov = saved["provenance"]
+    assert prov["git_commit"] and prov["versions"]["torch"] and prov["workers"] == 1 and prov["wall_seconds"] > 0
     steps = {r["condition"]: r["step"] for r in saved["history"]}
     assert all(r["test_verdict_acc"] is not None for r in saved["history"])  # evaluated steps only
     assert steps == {"no_proxy": 8, "proxy_sft_quarter": 2}  # N/4 prompts -> a quarter of the steps

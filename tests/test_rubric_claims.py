@@ -1,0 +1,55 @@
+"""Claims of chapter 4 from per-seed results: pairing by seed, cold start, fallback, missing conditions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.rubric.claims import COLD, Claim, claim_numbers, claims_table, evaluate_claim, interval_numbers
+
+
+def frames(effect, seeds=(0, 1, 2, 3), noise=0.001):
+    rng = np.random.default_rng(0)
+    base = rng.normal(0.6, 0.1, len(seeds))  # a large per-seed offset shared by the conditions of a seed
+    rows = []
+    for s, b in zip(seeds, base):
+        rows.append({"seed": s, "condition": "x", "transfer": b, "step": 8})
+        rows.append({"seed": s, "condition": "y", "transfer": b + effect + rng.normal(0, noise), "step": 8})
+    final = pd.DataFrame(rows)
+    history = pd.DataFrame([{"seed": s, "condition": "x", "step": 0, "test_transfer": b - 0.1}
+                            for s, b in zip(seeds, base)])
+    return final, history
+
+
+def test_paired_claim_resolves_a_small_effect_under_large_seed_spread():
+    final, hist = frames(0.05)
+    out = evaluate_claim(Claim("y", "x", "transfer", 1, ""), final, hist)
+    assert out["verdict"] == "yes" and out["n_seeds"] == 4
+    assert out["effect"] == pytest.approx(0.05, abs=0.002)
+    assert evaluate_claim(Claim("y", "x", "transfer", -1, ""), final, hist)["verdict"] == "no"
+    assert evaluate_claim(Claim("x", COLD, "transfer", 1, ""), final, hist)["effect"] == pytest.approx(0.1)
+
+
+def test_within_margin_is_no_and_missing_is_not_resolved():
+    final, hist = frames(0.0)
+    assert evaluate_claim(Claim("y", "x", "transfer", 1, ""), final, hist)["verdict"] == "no"
+    gone = evaluate_claim(Claim("z", "x", "transfer", 1, ""), final, hist)
+    assert gone["verdict"] == "not resolved" and not gone["measured"] and np.isnan(gone["effect"])
+
+
+def test_fallback_metric_only_where_declared():
+    final, hist = frames(0.05)
+    with_fb = evaluate_claim(Claim("y", "x", "transfer_indep", 1, "", fallback="transfer"), final, hist)
+    assert with_fb["metric"] == "transfer" and with_fb["verdict"] == "yes"
+    without = evaluate_claim(Claim("y", "x", "transfer_indep", 1, ""), final, hist)
+    assert without["verdict"] == "not resolved"
+
+
+def test_numbers_keys():
+    final, hist = frames(0.05)
+    table = claims_table(final, hist, {"a": Claim("y", "x", "transfer", 1, ""), "z": Claim("q", "x", "transfer", 1, "")})
+    nums = claim_numbers(table)
+    assert nums["claim.a"] == "yes" and nums["claim.z"] == "not resolved"
+    assert nums["claim.a.effect_lo"] < nums["claim.a.effect"] < nums["claim.a.effect_hi"]
+    assert "claim.z.effect" not in nums and nums["claim.z.n_seeds"] == 0
+    iv = interval_numbers(final)
+    assert iv["transfer_lo.y"] < final.loc[final.condition == "y", "transfer"].mean() < iv["transfer_hi.y"]
