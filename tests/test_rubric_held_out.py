@@ -109,3 +109,19 @@ def test_order_biased_proxy_says_one_unless_confident_in_two():
     np.testing.assert_array_equal(OrderBiasedProxy(base, np.log(4)).predict(pairs, None), [2, 1, 1, 1])
     with pytest.raises(ValueError, match="logits"):
         OrderBiasedProxy(FixedProxy([1]), 1.0)
+
+
+def test_rollout_seed_changes_the_run_not_the_setup():
+    from lib.rubric.experiment import RubricConfig, build_setup, run_condition
+    from test_rubric_repro import TINY
+
+    torch.set_num_threads(1)
+    setup = build_setup(RubricConfig(**TINY), 0)
+    a = run_condition(setup, "proxy_sft", max_steps=4, rollout_seed=1)
+    b = run_condition(setup, "proxy_sft", max_steps=4, rollout_seed=1)
+    c = run_condition(setup, "proxy_sft", max_steps=4, rollout_seed=2)
+    assert a["history"].equals(b["history"])
+    assert a["history"]["test_verdict_acc"].iloc[0] == c["history"]["test_verdict_acc"].iloc[0]  # same cold start
+    assert not a["history"]["reward"].iloc[1:].equals(c["history"]["reward"].iloc[1:])
+    with pytest.raises(ValueError, match="rollout_seed"):
+        run_condition(setup, "proxy_sft", max_steps=1, rollout_seed=-1)

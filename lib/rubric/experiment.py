@@ -328,8 +328,11 @@ def condition_proxy(setup: Setup, cond: Condition):
 
 
 def run_condition(setup: Setup, name: str, *, condition: Condition | None = None, progress: bool = False,
-                  max_steps: int | None = None) -> dict:
+                  max_steps: int | None = None, rollout_seed: int | None = None) -> dict:
     """GRPO from the cold-start policy under one condition.
+
+    ``rollout_seed`` replaces the seed's own rollout stream (prompt order and sampling), the same in
+    every condition by default; the setup (world, data, cold start, proxies, judges) stays.
 
     Returns
     -------
@@ -362,8 +365,14 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     steps = c.rl_epochs * steps_per_epoch
     if max_steps is not None:
         steps = min(steps, int(max_steps))
-    rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
-    gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
+    if rollout_seed is None:
+        rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
+        gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
+    else:
+        if isinstance(rollout_seed, bool) or not isinstance(rollout_seed, (int, np.integer)) or rollout_seed < 0:
+            raise ValueError(f"rollout_seed must be a non-negative int or None, got {rollout_seed!r}")
+        rng = seed_stream(setup.seed, 1000 + int(rollout_seed))
+        gen = torch.Generator().manual_seed(int(seed_stream(setup.seed, 2000 + int(rollout_seed)).integers(2**62)))
     order = np.array([], dtype=int)
 
     def evaluate(step):
