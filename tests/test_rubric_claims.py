@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.rubric.claims import COLD, Claim, claim_numbers, claims_table, evaluate_claim, interval_numbers
+from lib.rubric.claims import (COLD, Claim, claim_numbers, claims_table, combine_tables, evaluate_claim,
+                               interval_numbers)
 
 
 def frames(effect, seeds=(0, 1, 2, 3), noise=0.001):
@@ -50,6 +51,12 @@ def test_numbers_keys():
     nums = claim_numbers(table)
     assert nums["claim.a"] == "yes" and nums["claim.z"] == "not resolved"
     assert nums["claim.a.effect_lo"] < nums["claim.a.effect"] < nums["claim.a.effect_hi"]
-    assert "claim.z.effect" not in nums and nums["claim.z.n_seeds"] == 0
+    assert np.isnan(nums["claim.z.effect"]) and nums["claim.z.n_seeds"] == 0
+    final_b, hist_b = frames(-0.05)
+    other = claims_table(final_b, hist_b, {"a": Claim("y", "x", "transfer", 1, ""), "z": Claim("y", "x", "transfer", 1, "")})
+    both = combine_tables(table, other)
+    assert list(both["source"]) == ["this run", "full record"]
+    assert both.loc["a", "verdict"] == "yes" and both.loc["z", "verdict"] == "no"
+    assert combine_tables(table, None).loc["z", "source"] == "not measured"
     iv = interval_numbers(final)
     assert iv["transfer_lo.y"] < final.loc[final.condition == "y", "transfer"].mean() < iv["transfer_hi.y"]

@@ -102,14 +102,25 @@ def claims_table(final: pd.DataFrame, history: pd.DataFrame, claims=None, *, mar
 
 
 def claim_numbers(table: pd.DataFrame, *, prefix: str = "") -> dict:
-    """``claim.<x>`` (the verdict word) and ``claim.<x>.effect/effect_lo/effect_hi/n_seeds`` of the measured claims."""
+    """``claim.<x>`` (the verdict word) and ``claim.<x>.effect/effect_lo/effect_hi/n_seeds`` (NaN: not measured)."""
     out = {}
     for k, r in table.iterrows():
         out[f"{prefix}claim.{k}"] = r["verdict"]
-        if r["measured"]:
-            for f in ("effect", "effect_lo", "effect_hi"):
-                out[f"{prefix}claim.{k}.{f}"] = float(r[f])
+        for f in ("effect", "effect_lo", "effect_hi"):
+            out[f"{prefix}claim.{k}.{f}"] = float(r[f])
         out[f"{prefix}claim.{k}.n_seeds"] = int(r["n_seeds"])
+    return out
+
+
+def combine_tables(primary: pd.DataFrame, secondary: pd.DataFrame | None, *, names=("this run", "full record")):
+    """Each claim from ``primary`` where it measured it, else from ``secondary``; column ``source`` says which."""
+    out = primary.copy()
+    out["source"] = np.where(out["measured"], names[0], "not measured")
+    if secondary is not None:
+        take = ~out["measured"] & secondary.reindex(out.index)["measured"].fillna(False).astype(bool)
+        for k in out.index[take]:
+            out.loc[k, secondary.columns] = secondary.loc[k]
+            out.loc[k, "source"] = names[1]
     return out
 
 
