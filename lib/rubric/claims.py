@@ -52,6 +52,8 @@ CLAIMS = {
     "e": Claim("agg_implicit", "proxy_sft", "transfer", 1, "implicit aggregation (use_fb=7) beats additive"),
     "f": Claim("proxy_sft_quarter", "no_proxy", "transfer", 1,
                "Proxy-SFT on N/4 prompts beats no proxy on N, on transfer"),
+    "f_acc": Claim("proxy_sft_quarter", "no_proxy", "verdict_acc", 1,
+                   "Proxy-SFT on N/4 prompts beats no proxy on N, on verdict accuracy"),
     "leak": Claim("proxy_sft_leak", "proxy_sft", "transfer_indep", -1,
                   "a proxy that sees the answer lowers transfer"),
     "order": Claim("proxy_sft_order", "proxy_sft", "transfer_indep", -1,
