@@ -125,3 +125,15 @@ def test_rollout_seed_changes_the_run_not_the_setup():
     assert not a["history"]["reward"].iloc[1:].equals(c["history"]["reward"].iloc[1:])
     with pytest.raises(ValueError, match="rollout_seed"):
         run_condition(setup, "proxy_sft", max_steps=1, rollout_seed=-1)
+
+
+def test_rollout_replicates_one_row_per_setup_and_stream():
+    from lib.rubric.basins import rollout_replicates
+    from lib.rubric.experiment import RubricConfig
+    from test_rubric_repro import TINY
+
+    torch.set_num_threads(1)
+    df = rollout_replicates(RubricConfig(**TINY), [0], [0, 1], progress=False)
+    assert list(df["rollout"]) == [0, 1] and (df["seed"] == 0).all()
+    assert df["cold_transfer"].nunique() == 1  # one setup, one cold start
+    assert np.isfinite(df["proxy_sensitivity"]).all() and np.isfinite(df["transfer_indep"]).all()
