@@ -60,3 +60,12 @@ def test_numbers_keys():
     assert combine_tables(table, None).loc["z", "source"] == "not measured"
     iv = interval_numbers(final)
     assert iv["transfer_lo.y"] < final.loc[final.condition == "y", "transfer"].mean() < iv["transfer_hi.y"]
+
+
+def test_sweep_seconds_of_plain_and_merged_records():
+    from lib.rubric.provenance import sweep_seconds
+
+    assert sweep_seconds({"total": 5.0, "setup": {}}) == 5.0
+    assert sweep_seconds({"base": {"base": {"total": 1.0}, "extra": {"total": 2.0}}, "extra": {"total": 4.0}}) == 7.0
+    with pytest.raises(ValueError, match="neither"):
+        sweep_seconds({"setup": {}})

@@ -30,3 +30,15 @@ def sweep_provenance(*, workers: int, wall_seconds: float, command: str) -> dict
             "cpu_count": os.cpu_count(), "workers": int(workers), "wall_seconds": float(wall_seconds),
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": command,
             "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if k in os.environ}}
+
+
+def sweep_seconds(seconds) -> float:
+    """Wall seconds of a sweep record: its ``total``, summed over the parts of a record merged with ``--merge``."""
+    if not isinstance(seconds, dict):
+        raise ValueError(f"seconds must be a sweep record's 'seconds' mapping, got {type(seconds).__name__}")
+    if "total" in seconds:
+        return float(seconds["total"])
+    parts = [seconds[k] for k in ("base", "extra") if isinstance(seconds.get(k), dict)]
+    if not parts:
+        raise ValueError("seconds has neither 'total' nor merged 'base'/'extra' parts")
+    return sum(sweep_seconds(p) for p in parts)
