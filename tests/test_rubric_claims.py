@@ -69,3 +69,14 @@ def test_sweep_seconds_of_plain_and_merged_records():
     assert sweep_seconds({"base": {"base": {"total": 1.0}, "extra": {"total": 2.0}}, "extra": {"total": 4.0}}) == 7.0
     with pytest.raises(ValueError, match="neither"):
         sweep_seconds({"setup": {}})
+
+
+def test_chapter_types_no_verdict_the_intervals_should_decide():
+    from lib.book import ROOT
+
+    text = (ROOT / "chapters" / "04_proxy_rubric.md").read_text().lower()
+    for phrase in ("on every seed", "weakest form", "claim (a) holds", "this is the claim in full",
+                   "neither judge is ever used for training", "an ensemble of them is more reliable"):
+        assert phrase not in text, f"typed-in verdict {phrase!r}: glue claim.* instead"
+    for key in ("a", "b", "c", "d", "e", "f", "leak", "order", "unseen"):
+        assert f"{{glue:text}}`claim.{key}`" in text, f"claim ({key}) is not glued in the prose"
