@@ -32,7 +32,8 @@ def test_paired_claim_resolves_a_small_effect_under_large_seed_spread():
 
 def test_within_margin_is_no_and_missing_is_not_resolved():
     final, hist = frames(0.0)
-    assert evaluate_claim(Claim("y", "x", "transfer", 1, ""), final, hist)["verdict"] == "no"
+    assert evaluate_claim(Claim("y", "x", "transfer", 1, ""), final, hist, margin=0.02)["verdict"] == "no"
+    assert evaluate_claim(Claim("y", "x", "transfer", 1, ""), final, hist, margin=0.0)["verdict"] == "not resolved"
     gone = evaluate_claim(Claim("z", "x", "transfer", 1, ""), final, hist)
     assert gone["verdict"] == "not resolved" and not gone["measured"] and np.isnan(gone["effect"])
 
