@@ -13,7 +13,7 @@ from lib.rubric import report
 from lib.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
 TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
-            ensemble_size=3, e2_n=128, e2_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
+            ensemble_size=3, e2_n=128, e2_epochs=2, held_out_n=128, held_out_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
             d_model=16, d_ff=32, n_heads=2)
 
 
@@ -61,6 +61,8 @@ def test_sweep_cli_writes_summary(tmp_path):
     assert len(t["values"]) == 2 and np.isclose(t["mean"], np.mean(t["values"]))
     assert set(saved["sensitivity"]["sensitivity"]) >= {"proxy_sft", "proxy_rl"}
     assert summary["final"] == saved["final"]
+    prov = saved["provenance"]
+    assert prov["git_commit"] and prov["versions"]["torch"] and prov["workers"] == 1 and prov["wall_seconds"] > 0
     steps = {r["condition"]: r["step"] for r in saved["history"]}
     assert all(r["test_verdict_acc"] is not None for r in saved["history"])  # evaluated steps only
     assert steps == {"no_proxy": 8, "proxy_sft_quarter": 2}  # N/4 prompts -> a quarter of the steps

@@ -8,6 +8,9 @@ grammar     completion grammar ``rubric </rubric> evals </eval> verdict``, stric
 reward      upstream's reward values ``r_acc + r_proxy + 0.5 r_format`` and the ``use_fb`` modes
 judges      rule follower E1, learned set judge E2, reader proxies (Proxy-SFT, -RL, -SFT-follow),
             ensembles, rubric sensitivity
+held_out_judges  judges independent of every proxy: E3 (most decisive criterion), E4 (learned from
+            a majority-of-criteria annotator on its own pairs)
+proxy_data  the proxies' targets from the task's own data (labels, the teacher's own-rubric verdicts)
 policy      tiny causal transformer, sampling with a KV cache, cold-start SFT
 grpo        group advantages, k3 KL, clipped token-mean GRPO loss
 evaluate    held-out metrics: verdict accuracy, transfer (E1, E2), rationalisation, rubric F1,
@@ -15,5 +18,8 @@ evaluate    held-out metrics: verdict accuracy, transfer (E1, E2), rationalisati
 experiment  per-seed setup shared by all conditions, the RL conditions, one GRPO run
 sweep       conditions x seeds in worker processes; ``python -m lib.rubric.sweep``
 report      tables, contract numbers and plots for the chapter
+claims      claims (a)-(f), leak, order, unseen as paired verdicts over seeds (lib.metrics.verdicts)
+basins      same setup, several rollout streams: what decides a label-trained proxy's basin
+provenance  commit, library versions, machine, workers and wall time of a sweep record
 bridge      the same environment as text through ``trl.GRPOTrainer`` with a local tiny Qwen2
 """

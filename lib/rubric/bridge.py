@@ -173,7 +173,7 @@ def run_trl_grpo(setup: Setup, *, steps: int = 30, n_sft: int = 1024, sft_epochs
     def metrics(m):
         comp = greedy_completions(m, world, test, max_rubric=c.max_rubric)
         return completion_metrics(world, test, comp, judge_e2=setup.judge_e2, proxy=setup.proxies[proxy],
-                                  max_rubric=c.max_rubric)
+                                  held_out=setup.held_out, max_rubric=c.max_rubric)
 
     before = metrics(model)
     own = workdir is None

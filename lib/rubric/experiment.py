@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,8 @@ from .evaluate import completion_metrics
 from .grpo import group_advantages, grpo_loss
 from .judges import (Ensemble, ReaderProxy, RuleJudge, SetJudge, rubric_sensitivity, train_proxy,
                      train_set_judge)
+from .held_out_judges import build_held_out
+from .proxy_data import teacher_rubric_verdicts
 from .policy import PolicyLM, build_policy, completion_logprobs, generate, sft
 from .reward import accuracy_reward, aggregation_mode, combine, proxy_reward
 from .task import Pairs, World, encode_prompts, make_world, sample_pairs
@@ -58,6 +60,9 @@ class RubricConfig:
     ensemble_size: int = 3
     e2_n: int = 4096
     e2_epochs: int = 25
+    held_out_n: int = 4096
+    held_out_epochs: int = 25
+    order_bias: float = 1.3862943611198906  # log 4: the order-biased proxy says "1" unless P(2) > 0.8
     # GRPO
     group_size: int = 8
     prompts_per_step: int = 32
@@ -122,11 +127,14 @@ class Condition:
     mode: str = "additive"
     ensemble: bool = False
     data_fraction: float = 1.0
+    leak: bool = False  # the proxy sees the answer segment: it returns the completion's verdict when there is one
+    order_biased: bool = False  # the proxy's logit for "response 1" gets + config.order_bias
     note: str = ""
 
 
 #: Conditions of the chapter. Claims: (a)/(b) no_proxy vs proxy_sft; (c) proxy_sft vs proxy_rl
-#: (and proxy_follow); (d) ensemble3; (e) agg_*; (f) proxy_sft_quarter vs no_proxy.
+#: (and proxy_follow); (d) ensemble3; (e) agg_*; (f) proxy_sft_quarter vs no_proxy; leak, order,
+#: unseen: proxy_sft_leak, proxy_sft_order, proxy_sft_unseen against proxy_sft / no_proxy.
 CONDITIONS = {
     "no_proxy": Condition(proxy=None, note="r_acc + 0.5 r_format"),
     "proxy_sft": Condition(proxy="sft", note="additive, Proxy-SFT"),
@@ -146,6 +154,10 @@ CONDITIONS = {
     "proxy_sft_quarter": Condition(proxy="sft", data_fraction=0.25, note="Proxy-SFT, N/4 RL prompts"),
     "proxy_follow_quarter": Condition(proxy="follow", data_fraction=0.25, note="Proxy-SFT-follow, N/4 RL prompts"),
     "no_proxy_quarter": Condition(proxy=None, data_fraction=0.25, note="no proxy, N/4 RL prompts"),
+    "proxy_sft_leak": Condition(proxy="sft", leak=True, note="Proxy-SFT that sees the answer segment"),
+    "proxy_sft_order": Condition(proxy="sft", order_biased=True, note="Proxy-SFT biased toward response 1"),
+    "proxy_sft_unseen": Condition(proxy="sft_unseen",
+                                  note="Proxy-SFT that never saw the last criterion in a training rubric"),
 }
 
 #: Proxy kinds that get a bootstrap ensemble of ``ensemble_size`` members (setup key, member seed offset).
@@ -167,12 +179,13 @@ class Setup:
     rl_pairs: Pairs
     test_pairs: Pairs
     policy: PolicyLM
-    proxies: dict  # name -> ReaderProxy ("sft", "rl", "follow") or list for "ensemble"
+    proxies: dict  # name -> ReaderProxy ("sft", "rl", "follow", "sft_unseen") or list for "ensemble"
     judge_e2: SetJudge
     sensitivity: pd.DataFrame
     cold_start: dict  # cold-start policy metrics on the test pairs
     sft_loss: list
     seconds: dict
+    held_out: dict = field(default_factory=dict)  # independent judges E3, E4 (held_out_judges.HELD_OUT)
 
 
 def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> Setup:
@@ -203,55 +216,70 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     pool_comp, _ = grammar.teacher_completions(world, proxy_pool, seed_stream(seed, 6), p_good=c.p_good,
                                                max_rubric=c.max_rubric)
     pool_flags = grammar.rubric_flags(vocab, pool_comp)
+    pool_verdicts = teacher_rubric_verdicts(vocab, pool_comp, max_rubric=c.max_rubric)
     n = c.n_proxy
     head = proxy_pool.subset(np.arange(n))
+    # The unseen-criterion proxy: the same head with every pair whose teacher rubric names the last criterion dropped.
+    seen = np.flatnonzero(pool_flags[:n, -1] == 0)
     proxies = {
         "sft": train_proxy(world, head, pool_flags[:n], "sft", seed=seed, epochs=c.proxy_epochs),
         "rl": train_proxy(world, proxy_pool, pool_flags, "rl", seed=seed, epochs=c.proxy_epochs),
-        "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, epochs=c.proxy_epochs),
+        "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, epochs=c.proxy_epochs,
+                              rubric_verdicts=pool_verdicts[:n]),
+        "sft_unseen": train_proxy(world, head.subset(seen), pool_flags[seen], "sft", seed=seed,
+                                  epochs=c.proxy_epochs),
     }
     for kind, (key, offset) in ENSEMBLES.items():
         members = []
         for m in range(c.ensemble_size):
             idx = seed_stream(seed, offset + m).integers(0, n, n)
             members.append(train_proxy(world, head.subset(idx), pool_flags[idx], kind,
-                                       seed=seed * 1000 + offset + m, epochs=c.proxy_epochs))
+                                       seed=seed * 1000 + offset + m, epochs=c.proxy_epochs,
+                                       rubric_verdicts=pool_verdicts[idx] if kind == "follow" else None))
         if members:
             proxies[key] = members
     secs["proxies"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     judge_e2 = train_set_judge(world, n=c.e2_n, seed=seed + 7919, epochs=c.e2_epochs)
     secs["judge_e2"] = time.perf_counter() - t2
-    judges = {"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"], "proxy_follow": proxies["follow"]}
+    t3 = time.perf_counter()
+    held_out = build_held_out(world, n=c.held_out_n, seed=int(seed_stream(seed, 9).integers(2**31)),
+                              epochs=c.held_out_epochs)
+    secs["held_out"] = time.perf_counter() - t3
+    judges = {"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"], "proxy_follow": proxies["follow"],
+              "proxy_sft_unseen": proxies["sft_unseen"]}
     for key, _ in ENSEMBLES.values():
         if key in proxies:
             judges[key] = Ensemble(proxies[key])
-    judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge()})
+    judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge(), **held_out})
     sens = rubric_sensitivity(judges, world, test_pairs, seed_stream(seed, 8))
     sens.insert(0, "seed", seed)
     prompts = encode_prompts(world, test_pairs)
     comp, _ = generate(policy, vocab, prompts, c.max_new, greedy=True)
     cold = completion_metrics(world, test_pairs, comp.numpy(), judge_e2=judge_e2, proxy=proxies["sft"],
-                              max_rubric=c.max_rubric)
+                              held_out=held_out, max_rubric=c.max_rubric)
     secs["setup_total"] = time.perf_counter() - t0
     return Setup(config=c, seed=seed, world=world, rl_pairs=rl_pairs, test_pairs=test_pairs, policy=policy,
                  proxies=proxies, judge_e2=judge_e2, sensitivity=sens, cold_start=cold, sft_loss=sft_loss,
-                 seconds=secs)
+                 seconds=secs, held_out=held_out)
 
 
 class PolicyReward:
     """Reward of a batch of completions: upstream's terms and aggregation, with a frozen proxy.
 
     ``proxy`` is None (no proxy term), a judge, or an :class:`Ensemble` (mean of the votes).
+    ``leak``: the proxy sees the answer segment and returns the completion's verdict where it has one
+    (upstream's proxy reads the whole output when ``</rubric>`` is missing; here it always can).
     """
 
-    def __init__(self, world: World, proxy=None, mode="additive", *, max_rubric: int = 3):
+    def __init__(self, world: World, proxy=None, mode="additive", *, max_rubric: int = 3, leak: bool = False):
         self.world = world
         self.proxy = proxy
         self.mode = aggregation_mode(mode)
-        if proxy is None and self.mode != 0:
-            raise ValueError(f"mode {mode!r} needs a proxy")
+        if proxy is None and (self.mode != 0 or leak):
+            raise ValueError(f"mode {mode!r} / leak={leak} needs a proxy")
         self.max_rubric = max_rubric
+        self.leak = bool(leak)
 
     def __call__(self, pairs: Pairs, completions) -> dict:
         vocab = self.world.vocab
@@ -263,13 +291,34 @@ class PolicyReward:
         else:
             flags = grammar.rubric_flags(vocab, completions)  # only the rubric segment reaches the proxy
             votes = self.proxy.votes(pairs, flags) if isinstance(self.proxy, Ensemble) else self.proxy.predict(pairs, flags)
+            if self.leak:
+                verdicts = np.array([p.verdict for p in parsed])
+                votes = np.where(verdicts > 0, verdicts, votes)
             r_proxy = proxy_reward(votes, pairs.labels)
         return combine(r_acc, r_proxy, r_fmt, self.mode)
+
+
+class OrderBiasedProxy:
+    """A proxy that prefers the first answer: ``bias`` is added to its logit for "response 1"."""
+
+    def __init__(self, proxy, bias: float):
+        if not hasattr(proxy, "logits"):
+            raise ValueError("proxy must expose logits(pairs, flags) to be order-biased")
+        self.proxy = proxy
+        self.bias = float(bias)
+        self.name = f"{proxy.name}_order"
+
+    def predict(self, pairs: Pairs, flags) -> np.ndarray:
+        return np.where(self.proxy.logits(pairs, flags).numpy() + self.bias > 0, 1, 2)
 
 
 def condition_proxy(setup: Setup, cond: Condition):
     if cond.proxy is None:
         return None
+    if cond.order_biased:
+        if cond.ensemble:
+            raise ValueError("an order-biased condition takes a single proxy, not an ensemble")
+        return OrderBiasedProxy(setup.proxies[cond.proxy], setup.config.order_bias)
     if cond.ensemble:
         key = ENSEMBLES[cond.proxy][0]
         if key not in setup.proxies:
@@ -279,8 +328,11 @@ def condition_proxy(setup: Setup, cond: Condition):
 
 
 def run_condition(setup: Setup, name: str, *, condition: Condition | None = None, progress: bool = False,
-                  max_steps: int | None = None) -> dict:
+                  max_steps: int | None = None, rollout_seed: int | None = None) -> dict:
     """GRPO from the cold-start policy under one condition.
+
+    ``rollout_seed`` replaces the seed's own rollout stream (prompt order and sampling), the same in
+    every condition by default; the setup (world, data, cold start, proxies, judges) stays.
 
     Returns
     -------
@@ -296,7 +348,7 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     world, vocab = setup.world, setup.world.vocab
     t0 = time.perf_counter()
     proxy = condition_proxy(setup, cond)
-    reward_fn = PolicyReward(world, proxy, cond.mode, max_rubric=c.max_rubric)
+    reward_fn = PolicyReward(world, proxy, cond.mode, max_rubric=c.max_rubric, leak=cond.leak)
     eval_proxy = proxy if proxy is not None else setup.proxies["sft"]
     policy = copy.deepcopy(setup.policy)
     ref = copy.deepcopy(setup.policy)
@@ -313,14 +365,20 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     steps = c.rl_epochs * steps_per_epoch
     if max_steps is not None:
         steps = min(steps, int(max_steps))
-    rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
-    gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
+    if rollout_seed is None:
+        rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
+        gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
+    else:
+        if isinstance(rollout_seed, bool) or not isinstance(rollout_seed, (int, np.integer)) or rollout_seed < 0:
+            raise ValueError(f"rollout_seed must be a non-negative int or None, got {rollout_seed!r}")
+        rng = seed_stream(setup.seed, 1000 + int(rollout_seed))
+        gen = torch.Generator().manual_seed(int(seed_stream(setup.seed, 2000 + int(rollout_seed)).integers(2**62)))
     order = np.array([], dtype=int)
 
     def evaluate(step):
         comp, _ = generate(policy, vocab, test_prompts, c.max_new, greedy=True)
         m = completion_metrics(world, setup.test_pairs, comp.numpy(), judge_e2=setup.judge_e2,
-                               proxy=eval_proxy, max_rubric=c.max_rubric)
+                               proxy=eval_proxy, held_out=setup.held_out, max_rubric=c.max_rubric)
         return {"step": step, **{f"test_{k}": v for k, v in m.items()}}
 
     rows = [evaluate(0)]

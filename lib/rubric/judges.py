@@ -11,7 +11,8 @@ see an evaluation or a verdict.
 - :class:`ReaderProxy`: the proxy. Per criterion, an MLP of (query embedding, criterion embedding,
   in-rubric flag) gives a weight; the logit is the weighted sum of ``q1 - q2``. Trained as
   Proxy-SFT (cross-entropy to the label), Proxy-RL (group-normalised REINFORCE with a ±1 reward on
-  the label) or Proxy-SFT-follow (cross-entropy to the teacher's judgement under the given rubric).
+  the label) or Proxy-SFT-follow (cross-entropy to the teacher's verdict under its own rubric,
+  read from its distilled completion).
 
 The proxies and E2 are trained by the book's one loop, `lib.models.training.fit` (no validation
 split: a fixed number of epochs).
@@ -146,15 +147,17 @@ def _make_reinforce(group: int, gen: torch.Generator):
 
 
 def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: int = 0, epochs: int = 40,
-                batch_size: int = 64, lr: float = 3e-3, group: int = 8, progress: bool = False) -> ReaderProxy:
+                batch_size: int = 64, lr: float = 3e-3, group: int = 8, progress: bool = False,
+                rubric_verdicts=None) -> ReaderProxy:
     """Train a reader proxy on teacher rubrics.
 
     Parameters
     ----------
     pairs, flags : the proxy's training pairs and the teacher's rubric flags for them
     kind : "sft" (targets: labels), "rl" (±1 reward on the label, group-normalised REINFORCE with
-        ``group`` sampled verdicts per pair) or "follow" (targets: the teacher's judgement under the
-        given rubric; the label where the rubric ties)
+        ``group`` sampled verdicts per pair) or "follow" (targets: ``rubric_verdicts``, the teacher's
+        verdict under its own rubric from :func:`proxy_data.teacher_rubric_verdicts`; the label
+        where that is 0)
     """
     if kind not in PROXY_KINDS:
         raise ValueError(f"kind must be one of {PROXY_KINDS}, got {kind!r}")
@@ -163,8 +166,10 @@ def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: i
     net = ReaderNet(world.n_types, world.n_criteria, world.n_levels)
     y = (pairs.labels == 1).astype(np.float32)
     if kind == "follow":
-        rule = RuleJudge().predict(pairs, flags)
-        y = np.where(rule == 0, y, (rule == 1).astype(np.float32))
+        if rubric_verdicts is None or np.shape(rubric_verdicts) != (len(pairs),):
+            raise ValueError("kind='follow' needs rubric_verdicts, one teacher verdict per pair (0 on a tie)")
+        rv = np.asarray(rubric_verdicts)
+        y = np.where(rv == 0, y, (rv == 1).astype(np.float32))
     data = (*_inputs(pairs), f, torch.as_tensor(y))
     gen = torch.Generator().manual_seed(int(seed))
     loss = _make_reinforce(group, gen) if kind == "rl" else _bce

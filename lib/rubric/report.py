@@ -21,14 +21,25 @@ LABELS = {"verdict_acc": "verdict accuracy", "transfer": "transfer (learned judg
           "format": "format pass rate", "generic_share": "share of generic rubrics"}
 
 
-def final_frame(history: pd.DataFrame) -> pd.DataFrame:
-    """Test metrics at the last evaluated step of every (seed, condition), without the ``test_`` prefix."""
+def final_frame(history: pd.DataFrame, *, fraction: float = 1.0) -> pd.DataFrame:
+    """Test metrics at the last evaluated step of every (seed, condition), without the ``test_`` prefix.
+
+    ``fraction`` < 1 takes the last evaluated step at or before that fraction of each run's steps
+    instead (with ``rl_epochs=2`` and ``fraction=0.5``: exactly the end of a one-epoch run, since the
+    first epoch's rollouts and updates do not depend on the number of epochs).
+    Metrics a run did not measure (e.g. in an older record) are left out.
+    """
     need = {"seed", "condition", "step", "test_verdict_acc"}
     if not need <= set(history.columns):
         raise ValueError(f"history lacks columns {sorted(need - set(history.columns))}")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
     ev = history.dropna(subset=["test_verdict_acc"])
+    if fraction < 1:
+        limit = ev.groupby(["seed", "condition"], sort=False)["step"].transform("max") * fraction
+        ev = ev[ev["step"] <= limit]
     last = ev.loc[ev.groupby(["seed", "condition"], sort=False)["step"].idxmax()]
-    cols = {f"test_{m}": m for m in METRICS}
+    cols = {f"test_{m}": m for m in METRICS if f"test_{m}" in history.columns}
     return last[["seed", "condition", "step", *cols]].rename(columns=cols).reset_index(drop=True)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -26,6 +27,7 @@ import yaml
 
 from ..book import atomic_write_text
 from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
+from .provenance import sweep_provenance
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
@@ -184,6 +186,7 @@ def merge_summaries(base: dict, extra: dict) -> dict:
     out["sensitivity"] = sens
     out["history"] = [r for r in base["history"] if r["condition"] not in new] + list(extra["history"])
     out["seconds"] = {"base": base.get("seconds"), "extra": extra.get("seconds")}
+    out["provenance"] = {"base": base.get("provenance"), "extra": extra.get("provenance")}
     return out
 
 
@@ -221,6 +224,8 @@ def main(argv=None) -> dict:
                         progress=not args.no_progress)
     summary = res.summary()
     summary["params_file"] = str(args.params)
+    summary["provenance"] = sweep_provenance(workers=args.workers, wall_seconds=res.seconds["total"],
+                                             command="python -m lib.rubric.sweep " + " ".join(argv or sys.argv[1:]))
     if base is not None:
         summary = merge_summaries(base, summary)
     write_json(thin_history(summary), args.out)
