@@ -12,13 +12,16 @@ results that would overflow).
 Modules: :mod:`.scores` (rmse, mae, crps, energy_score, crps_normal), :mod:`.spectrum`
 (chi2_spectrum, spectrum_test), :mod:`.coverage` (pit, coverage curves, conformal coverage,
 noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :mod:`.report`
-(protocol_report).
+(protocol_report), :mod:`.seeds` and :mod:`.replicates` (intervals over training seeds and test
+events, rankings of replicated models), :mod:`.verdicts` (yes / no / not resolved).
 """
 
 from ._validation import DEFAULT_LEVELS
 from .coverage import (
     NoiseFloor,
+    central_interval_hits,
     conformal_coverage_curve,
+    conformal_interval_hits,
     coverage_curve,
     coverage_error,
     coverage_noise_floor,
@@ -57,6 +60,8 @@ __all__ = [
     "coverage_noise_floor",
     "NoiseFloor",
     "local_coverage",
+    "central_interval_hits",
+    "conformal_interval_hits",
     "bootstrap_weights",
     "bootstrap_means",
     "percentile_interval",

@@ -252,3 +252,21 @@ def local_coverage(covered, covariate, *, bins: int = 8) -> pd.DataFrame:
     out = frame.groupby(binned, observed=True).mean()
     out.index = [f"{iv.mid:.2f}" for iv in out.index]
     return out
+
+
+def central_interval_hits(samples, truth, level: float) -> np.ndarray:
+    """Whether each truth lies inside its central sample interval of nominal ``level``: ``|2 PIT - 1| <= level``."""
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a value in (0, 1), got {level!r}")
+    return np.abs(2 * pit(samples, truth) - 1) <= level
+
+
+def conformal_interval_hits(cal_pred, cal_truth, pred, truth, level: float) -> np.ndarray:
+    """Whether each truth lies inside the split-conformal interval ``pred +- q_level`` of point predictions."""
+    if not 0 < level < 1:
+        raise ValueError(f"level: expected a value in (0, 1), got {level!r}")
+    cal_score, test_score, samples, _, one_d = conformal_scores(cal_pred, cal_truth, pred, truth)
+    if samples is not None:
+        raise ValueError("pred: expected point predictions (n,) or (n, d), got samples")
+    hits = test_score <= conformal_thresholds(cal_score, [level])[0]
+    return hits[:, 0] if one_d else hits
