@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from lib.metrics.seed_event import all_of, best_of, paired_seed_event_interval, seed_event_interval
+from lib.metrics.seed_event import (all_of, best_of, beyond_margin, paired_seed_event_interval, seed_event_interval,
+                                   seed_t_interval)
 
 
 def _draw(rng, n_seeds, n, seed_sd, event_sd):
@@ -74,3 +75,14 @@ def test_best_of_resolves_only_a_clear_lead():
     leader, runner, word = best_of(per_seed, paired="seed")
     assert (leader, word) == ("a", "not resolved") and runner == "b"
     assert best_of({"x": 1.0, "y": 2.0}, paired="seed") == ("x", "y", "yes")
+
+
+def test_beyond_margin_and_seed_t():
+    assert beyond_margin(0.2, 0.5, 0.1) == "yes" and beyond_margin(-0.5, -0.2, 0.1) == "yes"
+    assert beyond_margin(-0.05, 0.08, 0.1) == "no"
+    assert beyond_margin(0.05, 0.3, 0.1) == "not resolved"
+    with pytest.raises(ValueError, match="margin"):
+        beyond_margin(0, 1, -1)
+    assert seed_t_interval([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    mean, lo, hi = seed_t_interval([1.0, 2.0, 3.0])
+    assert lo < mean == 2.0 < hi

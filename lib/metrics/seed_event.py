@@ -15,7 +15,8 @@ which makes the interval slightly conservative, never too narrow.
 
 Verdict words: :func:`all_of` combines several verdicts of one claim ("yes" only when every part is
 "yes", "no" as soon as one part is "no"); :func:`best_of` names the model with the lowest metric
-and says whether its lead over the runner-up is resolved.
+and says whether its lead over the runner-up is resolved; :func:`beyond_margin` says whether an
+effect is larger in size than a margin (``|effect| > m``: the interval lies outside ``[-m, m]``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from scipy import stats
 
 from .verdicts import VERDICTS, t_interval, verdict
 
-__all__ = ["seed_event_interval", "paired_seed_event_interval", "all_of", "best_of", "NOT_RESOLVED"]
+__all__ = ["seed_event_interval", "paired_seed_event_interval", "seed_t_interval", "beyond_margin", "all_of",
+           "best_of", "NOT_RESOLVED"]
 
 NOT_RESOLVED = "not resolved"
 
@@ -80,6 +82,30 @@ def paired_seed_event_interval(a, b, *, level: float = 0.95) -> tuple[float, flo
     return seed_event_interval(a - b, level=level)
 
 
+def seed_t_interval(values, *, level: float = 0.95) -> tuple[float, float, float]:
+    """Student-t interval of the mean over seeds; a seed-independent value (all equal, or one) is exact."""
+    v = np.atleast_1d(np.asarray(values, dtype=float))
+    if v.ndim != 1 or not np.isfinite(v).all():
+        raise ValueError(f"values must be a finite 1-D array (one value per seed), got shape {v.shape}")
+    if np.ptp(v) == 0:
+        return float(v[0]), float(v[0]), float(v[0])
+    return t_interval(v, level=level)
+
+
+def beyond_margin(lo: float, hi: float, margin: float) -> str:
+    """"yes" if the interval ``[lo, hi]`` lies outside ``[-margin, margin]``, "no" if inside, else "not resolved"."""
+    lo, hi, margin = float(lo), float(hi), float(margin)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+        raise ValueError(f"need finite lo <= hi, got {lo!r}, {hi!r}")
+    if not np.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    if lo > margin or hi < -margin:
+        return "yes"
+    if -margin <= lo and hi <= margin:
+        return "no"
+    return NOT_RESOLVED
+
+
 def all_of(*verdicts: str) -> str:
     """One verdict of a claim made of several parts: "yes" if all are, "no" if any is, else "not resolved"."""
     if not verdicts:
@@ -113,12 +139,7 @@ def best_of(values: Mapping[str, object], *, paired: str = "seed_event", level: 
         _, lo, hi = paired_seed_event_interval(values[leader], values[runner], level=level)
     elif paired == "seed":
         a, b = (np.atleast_1d(np.asarray(values[k], dtype=float)) for k in (leader, runner))
-        a, b = np.broadcast_arrays(a, b)
-        d = a - b
-        if np.ptp(d) == 0:  # both seed-independent, or equal spread: the difference is exact
-            lo = hi = float(d.mean())
-        else:
-            _, lo, hi = t_interval(d, level=level)
+        _, lo, hi = seed_t_interval(np.subtract(*np.broadcast_arrays(a, b)), level=level)
     else:
         raise ValueError(f"paired must be 'seed' or 'seed_event', got {paired!r}")
     return leader, runner, verdict(lo, hi, direction=-1)
