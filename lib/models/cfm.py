@@ -6,7 +6,9 @@ x0 ~ N(0, I), data x1 and t ~ U(0, 1),
     x_t = (1 - (1 - sigma_min) t) x0 + t x1,     u_t = x1 - (1 - sigma_min) x0,
 
 and the loss is the mean squared error ||v(x_t, t | c) - u_t||^2. Sampling integrates
-dx/dt = v(x, t | c) from t = 0 (noise) to t = 1 (data) with a fixed-step Runge-Kutta solver.
+dx/dt = v(x, t | c) from t = 0 (noise) to t = 1 (data) with a fixed-step solver: the midpoint
+rule by default (two field evaluations per step), Euler or classical fourth-order Runge-Kutta
+on request.
 """
 
 from __future__ import annotations

@@ -5,13 +5,16 @@ sampled by pushing standard-normal noise through the inverse transform. The cont
 ordinary input tensor, so an upstream encoder that produces it trains end to end through
 `log_prob` / `loss`. A batch is ``(context, x)`` (see `lib.models`).
 
-The splines act on [-5, 5] (identity outside): standardise `x` to roughly unit scale.
+The splines act on [-bound, bound] (identity outside; default 5): standardise `x` to roughly unit scale.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 import zuko
+from zuko.transforms import MonotonicRQSTransform
 
 from ._checks import as_events, check_count, check_pair, chunk_events, hidden_sizes
 
@@ -33,18 +36,26 @@ class ConditionalFlow(torch.nn.Module):
         Hidden widths of each transformation's hyper-network (an int means two layers).
     bins : int
         Number of rational-quadratic spline bins.
+    bound : float
+        Tail bound: the splines act on [-bound, bound], identity outside (nu2flows: 4).
     """
 
-    def __init__(self, dim: int, context_dim: int, *, transforms: int = 3, hidden=(64, 64), bins: int = 8):
+    def __init__(self, dim: int, context_dim: int, *, transforms: int = 3, hidden=(64, 64), bins: int = 8,
+                 bound: float = 5.0):
         super().__init__()
         self.dim = check_count(dim, "dim")
         self.context_dim = check_count(context_dim, "context_dim")
         check_count(transforms, "transforms")
         check_count(bins, "bins")
-        self.flow = zuko.flows.NSF(
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0:
+            raise ValueError(f"bound must be a positive number, got {bound!r}")
+        self.bound = float(bound)
+        # zuko's NSF with the spline's tail bound exposed (NSF itself fixes it at 5)
+        self.flow = zuko.flows.MAF(
             features=dim,
             context=context_dim,
-            bins=bins,
+            univariate=partial(MonotonicRQSTransform, bound=self.bound, slope=1e-3),
+            shapes=[(bins,), (bins,), (bins - 1,)],
             transforms=transforms,
             hidden_features=hidden_sizes(hidden),
         )
