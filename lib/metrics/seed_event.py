@@ -8,10 +8,12 @@ test sample gives other events). :func:`seed_event_interval` adds the two varian
     V = s_seed^2 / S + s_event^2 / n,
 
 where ``s_seed^2`` is the variance of the S per-seed means and ``s_event^2`` the variance over
-events of the per-event score averaged over seeds, and uses a Student-t quantile with the
-Welch-Satterthwaite degrees of freedom of that sum. With one seed only the event term remains.
-The seed term also holds a little event noise (each seed's mean is measured on finite events),
-which makes the interval slightly conservative, never too narrow.
+events of the per-event score averaged over seeds. The half-width is the rule of
+:func:`lib.metrics.seeds.seed_event_interval`, ``sqrt(t^2 s_seed^2 / S + z^2 s_event^2 / n)`` with
+``t`` the Student quantile for S - 1 degrees of freedom and ``z`` the normal one (Welch-Satterthwaite
+degrees of freedom under-cover at three seeds: see ``tests/test_seeds.py``). With one seed only the
+event term remains. The seed term also holds a little event noise (each seed's mean is measured on
+finite events), which makes the interval slightly conservative, never too narrow.
 
 Verdict words: :func:`all_of` combines several verdicts of one claim ("yes" only when every part is
 "yes", "no" as soon as one part is "no"); :func:`best_of` names the model with the lowest metric
@@ -26,6 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import stats
 
+from .seeds import _half_width
 from .verdicts import VERDICTS, t_interval, verdict
 
 __all__ = ["seed_event_interval", "paired_seed_event_interval", "seed_t_interval", "beyond_margin", "all_of",
@@ -58,13 +61,13 @@ def seed_event_interval(scores, *, level: float = 0.95) -> tuple[float, float, f
     n_seeds, n = s.shape
     v_event = s.mean(axis=0).var(ddof=1) / n
     v_seed = s.mean(axis=1).var(ddof=1) / n_seeds if n_seeds > 1 else 0.0
-    total = v_seed + v_event
     mean = float(s.mean())
-    if total == 0:
+    if v_seed + v_event == 0:
         return mean, mean, mean
-    denom = v_event**2 / (n - 1) + (v_seed**2 / (n_seeds - 1) if n_seeds > 1 else 0.0)
-    df = total**2 / denom
-    half = float(stats.t.ppf(0.5 + level / 2, df) * np.sqrt(total))
+    if n_seeds > 1:
+        half = _half_width(v_seed, v_event, n_seeds, level)
+    else:
+        half = float(stats.norm.ppf(0.5 + level / 2) * np.sqrt(v_event))
     return mean, mean - half, mean + half
 
 
