@@ -7,6 +7,7 @@ _build/test-artifacts/)."""
 import html
 import json
 import os
+import queue
 import re
 import secrets
 import shutil
@@ -129,8 +130,22 @@ def test_kernel_started_by_the_server_runs_the_chapter(server, chapter_model):
             stderr.append(msg["content"]["text"])
 
     try:
-        client.kernel_info()  # the reply (not the heartbeat, which may lag) says the kernel is up
-        assert client.get_shell_msg(timeout=120)["msg_type"] == "kernel_info_reply"
+        # The kernel is up when it answers on shell; IOPub (a subscription) is connected only once one of
+        # its status messages arrives: outputs published before that are lost, so ask until one does.
+        deadline = time.monotonic() + 120
+        while True:
+            client.kernel_info()
+            try:
+                client.get_shell_msg(timeout=5)
+                client.get_iopub_msg(timeout=2)
+                break
+            except queue.Empty:
+                assert time.monotonic() < deadline, "the kernel's IOPub channel never connected"
+        while True:  # drain the status messages of the handshake
+            try:
+                client.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                break
         for i, cell in enumerate(c for c in chapter_model["content"]["cells"] if c["cell_type"] == "code"):
             reply = client.execute_interactive(cell["source"], timeout=600, output_hook=hook)
             content = reply["content"]
