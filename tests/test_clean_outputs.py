@@ -15,6 +15,8 @@ NOTEBOOKS = sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")) + sorted(book.BOOK.
 ABSOLUTE_PATH = re.compile(
     r"(?<![\w.~-])/(?:home|root|work|tmp|usr|opt|var|mnt|srv|Users|private|scratch|nix|etc|lib|proc)/"
     r"|file://|[A-Za-z]:\\\\(?:Users|Windows|Program)"
+    # the checkout's own root, wherever it lies (CI checks out under /check/...)
+    + "|" + re.escape(str(book.ROOT))
 )
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
 
