@@ -20,7 +20,7 @@ __all__ = ["set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure
 def set_theme() -> None:
     """The book's plotting style (seaborn ticks, colour-blind palette, readable sizes)."""
     sns.set_theme(context="notebook", style="ticks", palette="colorblind")
-    plt.rcParams.update({"figure.dpi": 90, "savefig.dpi": 110, "axes.titlesize": "medium"})
+    plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150, "axes.titlesize": "medium"})
 
 
 def _label(quantity: str, unit: str | None) -> str:
