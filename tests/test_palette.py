@@ -19,3 +19,12 @@ def test_unknown_model_is_a_clear_error():
 
 def test_colours_maps_names_for_seaborn():
     assert palette.colours(["flow", "cfm"]) == {"flow": palette.colour("flow"), "cfm": palette.colour("cfm")}
+
+
+def test_line_colours_prefer_explicit_then_palette_then_spares():
+    from lib.plotting import line_colours
+
+    got = line_colours(["flow", "my model", "truth-like"], {"my model": "#123456"})
+    assert got["flow"] == palette.colour("flow")
+    assert got["my model"] == "#123456"
+    assert got["truth-like"] not in (got["flow"], "#123456")

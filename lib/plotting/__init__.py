@@ -13,14 +13,31 @@ import pandas as pd
 import seaborn as sns
 
 from lib import metrics
+from lib.plotting import palette as _palette
 
-__all__ = ["set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure"]
+__all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure"]
 
 
 def set_theme() -> None:
     """The book's plotting style (seaborn ticks, colour-blind palette, readable sizes)."""
     sns.set_theme(context="notebook", style="ticks", palette="colorblind")
     plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150, "axes.titlesize": "medium"})
+
+
+def line_colours(names, colours: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A colour per curve name: `colours` first, then the book's model palette, then the
+    colour-blind sequence for names that are neither."""
+    colours = dict(colours or {})
+    spare = iter(sns.color_palette("colorblind").as_hex()[::-1])
+    out = {}
+    for name in names:
+        if name in colours:
+            out[name] = colours[name]
+        elif name in _palette.MODEL_COLOURS:
+            out[name] = _palette.MODEL_COLOURS[name]
+        else:
+            out[name] = next(spare)
+    return out
 
 
 def _label(quantity: str, unit: str | None) -> str:
@@ -37,6 +54,7 @@ def spectrum_with_ratio(
     quantity: str = "value",
     unit: str | None = None,
     range_quantiles: tuple[float, float] = (0.001, 0.999),
+    colours: Mapping[str, str] | None = None,
 ) -> np.ndarray:
     """Draw the true marginal and each reconstruction's, with their ratio to the truth below.
 
@@ -47,6 +65,8 @@ def spectrum_with_ratio(
     reconstructions : {label: 1-D reconstructed values}
     bins : number of equal-width bins over the truth's central range, or the edges
     quantity, unit : x-axis label parts, e.g. ``"p_z(nu)"`` and ``"GeV"``
+    colours : {label: colour} (e.g. ``palette.colour(model)``); labels that are model names of
+        the book's palette need none
 
     Returns the bin edges used.
     """
@@ -63,8 +83,9 @@ def spectrum_with_ratio(
     t_counts, _ = np.histogram(truth, edges)
     t_dens = t_counts / (truth.size * width)
     ax_main.stairs(t_dens, edges, color="black", lw=2, label="truth")
-    palette = sns.color_palette("colorblind", n_colors=max(len(reconstructions), 1))
-    for colour, (name, values) in zip(palette, reconstructions.items()):
+    line = line_colours(reconstructions, colours)
+    for name, values in reconstructions.items():
+        colour = line[name]
         values = np.asarray(values, dtype=float).ravel()
         counts, _ = np.histogram(values, edges)
         dens = counts / (values.size * width)
@@ -82,12 +103,14 @@ def spectrum_with_ratio(
     return edges
 
 
-def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None) -> None:
+def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None,
+                  colours: Mapping[str, str] | None = None) -> None:
     """Empirical vs nominal coverage for each named curve, with the diagonal."""
     levels = np.asarray(levels, dtype=float)
     ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="calibrated")
+    line = line_colours(curves, colours)
     for name, cov in curves.items():
-        ax.plot(levels, np.asarray(cov, dtype=float), marker="o", ms=3, label=name)
+        ax.plot(levels, np.asarray(cov, dtype=float), marker="o", ms=3, label=name, color=line[name])
     ax.set_xlabel("nominal coverage")
     ax.set_ylabel("empirical coverage")
     ax.set_xlim(0, 1)
