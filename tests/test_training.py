@@ -171,3 +171,34 @@ def test_shared_shuffle_generator_is_used():
     fit(Scalar(), (torch.arange(8.0),), loss_fn=squared, epochs=2, batch_size=4, lr=0.1, shuffle=g1, disable=True)
     torch.randperm(8, generator=g2), torch.randperm(8, generator=g2)
     assert torch.equal(torch.rand(3, generator=g1), torch.rand(3, generator=g2))
+
+
+def test_train_models_same_weights_in_worker_processes_as_here():
+    """Each job is seeded and threaded alike wherever it runs: 2 worker processes == serial."""
+    from functools import partial
+
+    from lib.models import PointRegressor, train_models
+    from lib.models.schedules import warmup_cosine
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 3, generator=g)
+    y = x[:, :1] ** 2 + 0.1 * torch.randn(256, 1, generator=g)
+    build = partial(PointRegressor, 1, 3, hidden=(16,))
+    jobs = [(build, 0), (build, 7)]
+    kw = dict(epochs=3, batch_size=64, lr=1e-2, progress=False, lr_schedule=warmup_cosine(2, 4))
+    serial = train_models(jobs, (x, y), (x, y), workers=1, **kw)
+    pooled = train_models(jobs, (x, y), (x, y), workers=2, **kw)
+    for (m1, h1), (m2, h2) in zip(serial, pooled):
+        assert h1.val_loss == h2.val_loss
+        for p1, p2 in zip(m1.parameters(), m2.parameters()):
+            assert torch.equal(p1, p2)
+    assert serial[0][1].val_loss != serial[1][1].val_loss  # the seeds matter
+
+
+def test_train_models_rejects_malformed_jobs():
+    from lib.models import train_models
+
+    with pytest.raises(ValueError, match=r"jobs\[0\]: expected \(build, seed\)"):
+        train_models([("not callable", 0)], (torch.zeros(2, 1), torch.zeros(2, 1)))
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        train_models([], (torch.zeros(2, 1), torch.zeros(2, 1)), threads=0)

@@ -31,7 +31,7 @@ from .flow import ConditionalFlow
 from .inference import draw_samples, predict_points
 from .mdn import MixtureDensityNetwork
 from .mlp import PointRegressor, mlp
-from .training import TrainHistory, fit, train_model
+from .training import TrainHistory, fit, train_model, train_models
 
 __all__ = [
     "ConditionalFlow",
@@ -44,4 +44,5 @@ __all__ = [
     "mlp",
     "predict_points",
     "train_model",
+    "train_models",
 ]

@@ -9,6 +9,7 @@ validation loss meaningful: the rate never stays at its floor.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["warmup_cosine", "schedule_from_epochs"]
@@ -20,20 +21,31 @@ def _count(value, name: str, minimum: int) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class WarmupCosine:
+    """Factor of the learning rate at optimizer step ``step`` (0-based): linear warm-up over
+    ``warmup_steps``, then a cosine from 1 down to ``min_factor`` repeated every ``cycle_steps``."""
+
+    warmup_steps: int
+    cycle_steps: int
+    min_factor: float = 0.0
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        phase = ((step - self.warmup_steps) % self.cycle_steps) / self.cycle_steps
+        return self.min_factor + (1 - self.min_factor) * 0.5 * (1 + math.cos(math.pi * phase))
+
+
 def warmup_cosine(warmup_steps: int, cycle_steps: int, min_factor: float = 0.0) -> Callable[[int], float]:
-    """Factor of the learning rate at optimizer step ``step`` (0-based): warm-up, then cyclic cosine."""
+    """Factor of the learning rate at optimizer step ``step`` (0-based): warm-up, then cyclic cosine.
+
+    The schedule is picklable, so models trained in worker processes can use it."""
     warmup_steps = _count(warmup_steps, "warmup_steps", 0)
     cycle_steps = _count(cycle_steps, "cycle_steps", 1)
     if isinstance(min_factor, bool) or not isinstance(min_factor, (int, float)) or not 0 <= min_factor < 1:
         raise ValueError(f"min_factor must be in [0, 1), got {min_factor!r}")
-
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / warmup_steps
-        phase = ((step - warmup_steps) % cycle_steps) / cycle_steps
-        return min_factor + (1 - min_factor) * 0.5 * (1 + math.cos(math.pi * phase))
-
-    return factor
+    return WarmupCosine(warmup_steps, cycle_steps, float(min_factor))
 
 
 def schedule_from_epochs(spec: dict | None, steps_per_epoch: int) -> Callable[[int], float] | None:

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import torch
 from lib.progress import tqdm
 
-__all__ = ["TrainHistory", "fit", "train_model", "check_tensors"]
+__all__ = ["TrainHistory", "fit", "train_model", "train_models", "check_tensors"]
 
 
 @dataclass
@@ -330,3 +330,41 @@ def train_model(build: Callable[[], torch.nn.Module], train, val=None, *, seed: 
     torch.manual_seed(seed)
     model = build().to(device)
     return model, fit(model, train, val, seed=seed, device=device, **fit_kwargs)
+
+
+def _train_job(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
+    build, seed, train, val, threads, device, fit_kwargs = job
+    from lib.book import seed_everything  # a worker process starts with torch's defaults
+
+    seed_everything(seed, threads=threads)
+    model, history = train_model(build, train, val, seed=seed, device=device, **fit_kwargs)
+    return model.cpu() if device != "cpu" else model, history
+
+
+def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None, *,
+                 threads: int = 1, workers: int = 1, client=None, device: str = "cpu",
+                 desc: str = "models", progress: bool = True,
+                 **fit_kwargs) -> list[tuple[torch.nn.Module, TrainHistory]]:
+    """`train_model` for every ``(build, seed)`` in `jobs`, in order, each on ``threads`` torch threads.
+
+    The jobs run in this process (``workers=1``), in local worker processes, or on a Dask
+    ``client`` (`lib.parallel`); each job is seeded and threaded the same way wherever it runs, so
+    the trained weights do not depend on ``workers``. ``build`` must be picklable when
+    ``workers > 1`` (e.g. a `functools.partial` of a module-level function), and so must every
+    `fit_kwargs` value (the `lib.models.schedules` schedules are).
+    """
+    from lib.parallel import map_jobs
+
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    jobs = list(jobs)
+    for i, job in enumerate(jobs):
+        if not (isinstance(job, tuple) and len(job) == 2 and callable(job[0])):
+            raise ValueError(f"jobs[{i}]: expected (build, seed) with a callable build, got {job!r}")
+    items = [(build, seed, train, val, threads, device, fit_kwargs) for build, seed in jobs]
+    before = torch.get_num_threads()
+    try:
+        return map_jobs(_train_job, items, workers=workers, client=client, desc=desc, unit="model",
+                        progress=progress)
+    finally:
+        torch.set_num_threads(before)  # serial jobs ran in this process
