@@ -29,7 +29,8 @@ from .coverage import (
     pit,
 )
 from .report import protocol_report
-from .scores import crps, crps_normal, energy_score, mae, mean_abs_difference, rmse
+from .scores import (crps, crps_normal, energy_score, joint_energy_score, mae, mean_abs_difference, one_per_event,
+                     per_event_scores, rmse)
 from .spectrum import SpectrumTest, chi2_spectrum, chi2_spectrum_replicates, spectrum_test
 from .uncertainty import (
     Comparison,
@@ -42,6 +43,9 @@ from .uncertainty import (
 )
 
 __all__ = [
+    "joint_energy_score",
+    "one_per_event",
+    "per_event_scores",
     "DEFAULT_LEVELS",
     "rmse",
     "mae",

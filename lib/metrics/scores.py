@@ -174,3 +174,43 @@ def crps_normal(mu, sigma, truth) -> np.ndarray:
         raise ValueError(f"mu, sigma and truth: shapes {mu.shape}, {sigma.shape}, {y.shape} do not broadcast") from None
     w = (y - mu) / sigma
     return sigma * (w * (2 * stats.norm.cdf(w) - 1) + 2 * stats.norm.pdf(w) - 1 / np.sqrt(np.pi))
+
+
+def one_per_event(values) -> np.ndarray:
+    """One reconstruction per event: the first sample of ``(n, m, d)`` samples, or ``(n, d)``
+    point predictions as they are (one sample of a sampler is a draw from its posterior)."""
+    values = np.asarray(values)
+    if values.ndim not in (2, 3):
+        raise ValueError(f"values must have shape (n, d) or (n, m, d), got {values.shape}")
+    return values[:, 0] if values.ndim == 3 else values
+
+
+def per_event_scores(pred, truth) -> dict[str, np.ndarray]:
+    """Per-event scores of a reconstruction of ``truth`` ``(n, d)``, each the mean over the d components.
+
+    ``pred`` is ``(n, d)`` point predictions or ``(n, m, d)`` samples. Returns ``{"sq": squared
+    error, "mae": absolute error, "crps": CRPS}``: the errors are those of one reconstruction per
+    event (:func:`one_per_event`); the CRPS is the fair ensemble estimator for samples and the
+    absolute error for a point prediction (the CRPS of a point mass).
+    """
+    truth = finite_array(truth, "truth", (2,))
+    pred = finite_array(pred, "pred", (2, 3))
+    if pred.shape[0] != truth.shape[0] or pred.shape[-1] != truth.shape[1]:
+        raise ValueError(f"pred must have shape (n, d) or (n, m, d) matching truth (n, d) = {truth.shape}, "
+                         f"got {pred.shape}")
+    one = one_per_event(pred)
+    crps_ = np.abs(one - truth) if pred.ndim == 2 else crps(pred, truth, estimator="fair")
+    return {"sq": ((one - truth) ** 2).mean(axis=1), "mae": np.abs(one - truth).mean(axis=1),
+            "crps": crps_.mean(axis=1)}
+
+
+def joint_energy_score(pred, truth) -> np.ndarray:
+    """Per-event energy score of ``(n, m, d)`` samples (fair estimator) or of ``(n, d)`` point
+    predictions, for which it is the Euclidean distance to ``truth`` ``(n, d)`` (a point mass)."""
+    pred = finite_array(pred, "pred", (2, 3))
+    truth = finite_array(truth, "truth", (2,))
+    if pred.ndim == 2:
+        if pred.shape != truth.shape:
+            raise ValueError(f"pred {pred.shape} and truth {truth.shape} must have the same shape")
+        return np.linalg.norm(pred - truth, axis=-1)
+    return energy_score(pred, truth, estimator="fair")

@@ -31,7 +31,7 @@ from scipy import stats
 from .seeds import _half_width
 from .verdicts import VERDICTS, t_interval, verdict
 
-__all__ = ["seed_event_interval", "paired_seed_event_interval", "seed_t_interval", "beyond_margin", "all_of",
+__all__ = ["stack_seeds", "seed_event_interval", "paired_seed_event_interval", "seed_t_interval", "beyond_margin", "all_of",
            "best_of", "NOT_RESOLVED"]
 
 NOT_RESOLVED = "not resolved"
@@ -48,6 +48,16 @@ def _scores(scores, name: str) -> np.ndarray:
     if not np.isfinite(s).all():
         raise ValueError(f"{name} contains NaN or inf")
     return s
+
+
+def stack_seeds(per_seed) -> np.ndarray:
+    """Per-event scores of several seeds as one ``(seeds, events)`` array; a single row when every
+    seed gave the same scores (a model that is not trained, such as a fixed baseline), so that it
+    is not credited with seed noise it does not have."""
+    rows = np.stack([np.asarray(r, dtype=float) for r in per_seed])
+    if rows.ndim != 2:
+        raise ValueError(f"per_seed: expected a list of 1-D per-event score arrays, got shape {rows.shape}")
+    return rows[:1] if all(np.array_equal(rows[0], r) for r in rows[1:]) else rows
 
 
 def seed_event_interval(scores, *, level: float = 0.95) -> tuple[float, float, float]:

@@ -104,3 +104,28 @@ def truth_matched_bjets(jet_p4, jet_truth_index) -> tuple[np.ndarray, np.ndarray
         found[:, k] = hit.any(axis=1)
         out[:, k] = np.where(found[:, k, None], jets[np.arange(len(jets)), np.argmax(hit, axis=1)], 0.0)
     return out, found.all(axis=1)
+
+
+def met_resolution(events: dict) -> float:
+    """Half the 16-84 % range of MET minus the neutrinos' summed transverse momentum, pooled over
+    the x and y components [GeV]: the detector's resolution on what the neutrinos carry away."""
+    met = _check("met", events["met"], (2,), (2,))
+    nu = _check("neutrino_momenta", events["neutrino_momenta"], (2, 3), (3,))
+    if len(met) != len(nu) or len(met) < 2:
+        raise ValueError(f"met ({len(met)}) and neutrino_momenta ({len(nu)}) must hold the same >= 2 events")
+    lo, hi = np.quantile(met - nu[:, :, :2].sum(axis=1), [0.16, 0.84])
+    return float(hi - lo) / 2
+
+
+def in_mass_window(masses, mass: float, window: float) -> np.ndarray:
+    """Per event, the fraction of the given invariant masses (``(n,)`` or ``(n, k)``, GeV) within
+    ``window`` of ``mass``: e.g. both W candidates of an event against the W mass."""
+    m = np.asarray(masses, dtype=float)
+    if m.ndim not in (1, 2) or m.shape[0] == 0:
+        raise ValueError(f"masses must have shape (n,) or (n, k), got {m.shape}")
+    if not np.isfinite(m).all():
+        raise ValueError("masses contain NaN or inf")
+    if not window > 0:
+        raise ValueError(f"window must be positive, got {window!r}")
+    inside = np.abs(m - mass) < window
+    return inside.astype(float) if m.ndim == 1 else inside.mean(axis=1)

@@ -1,0 +1,87 @@
+"""The chapter-3 computations that live in lib: scores per event, seed stacking, paired
+comparisons, MET resolution, mass windows and the prior baseline."""
+
+import numpy as np
+import pytest
+
+from lib import metrics
+from lib.metrics.comparison import PairedComparison
+from lib.metrics.seed_event import paired_seed_event_interval, seed_t_interval, stack_seeds
+from lib.models.baselines import prior_samples
+from lib.physics.kinematics import in_mass_window, met_resolution
+
+RNG = np.random.default_rng(3)
+
+
+def test_per_event_scores_of_points_and_samples():
+    truth = RNG.normal(size=(40, 3))
+    point = truth + 1.0
+    sc = metrics.per_event_scores(point, truth)
+    np.testing.assert_allclose(sc["sq"], 1.0)
+    np.testing.assert_allclose(sc["mae"], 1.0)
+    np.testing.assert_allclose(sc["crps"], 1.0)  # a point mass: CRPS = absolute error
+    samples = truth[:, None, :] + RNG.normal(size=(40, 16, 3))
+    sc = metrics.per_event_scores(samples, truth)
+    np.testing.assert_allclose(sc["sq"], ((samples[:, 0] - truth) ** 2).mean(axis=1))
+    np.testing.assert_allclose(sc["crps"], metrics.crps(samples, truth, estimator="fair").mean(axis=1))
+    with pytest.raises(ValueError, match="pred must have shape"):
+        metrics.per_event_scores(samples[:, :, :2], truth)
+
+
+def test_joint_energy_score_is_the_distance_for_a_point_and_fair_for_samples():
+    truth = RNG.normal(size=(30, 4))
+    np.testing.assert_allclose(metrics.joint_energy_score(truth + 1.0, truth), 2.0)
+    s = RNG.normal(size=(30, 8, 4))
+    np.testing.assert_allclose(metrics.joint_energy_score(s, truth),
+                               metrics.energy_score(s, truth, estimator="fair"))
+
+
+def test_stack_seeds_keeps_one_row_for_an_untrained_model():
+    a = RNG.normal(size=10)
+    assert stack_seeds([a, a.copy(), a.copy()]).shape == (1, 10)
+    assert stack_seeds([a, a + 1, a]).shape == (3, 10)
+
+
+def test_paired_comparison_picks_the_rule_of_the_metric():
+    seeds, n = 3, 200
+    a = RNG.normal(1.0, 0.3, size=(seeds, n))
+    b = a + 0.5 + RNG.normal(0, 0.05, size=(seeds, n))
+    va, vb = np.array([1.0, 1.1, 0.9]), np.array([2.0, 2.2, 2.1])
+    ra, rb = va + RNG.normal(0, 0.01, (50, 3)), vb + RNG.normal(0, 0.01, (50, 3))
+    cmp_ = PairedComparison(event_scores={"a": {"crps": a}, "b": {"crps": b}},
+                            seed_values={"chi2": {"a": va, "b": vb}, "cov": {"a": va, "b": vb}},
+                            replicates={"chi2": {"a": ra, "b": rb}})
+    assert cmp_.interval("crps", "a", "b") == paired_seed_event_interval(a, b)
+    assert cmp_.interval("cov", "a", "b") == seed_t_interval(va - vb)
+    mean, lo, hi = cmp_.interval("chi2", "a", "b")
+    assert mean == pytest.approx(np.mean(va - vb)) and lo < mean < hi
+    assert cmp_.lower("crps", "a", "b") == "yes"
+    assert cmp_.lower("crps", "b", "a") == "no"
+    with pytest.raises(ValueError, match="no per-seed values of metric 'rmse'"):
+        cmp_.interval("rmse", "a", "b")
+
+
+def test_met_resolution_of_a_gaussian_smearing():
+    n = 200_000
+    nu = RNG.normal(0, 40, size=(n, 2, 3))
+    met = nu[:, :, :2].sum(axis=1) + RNG.normal(0, 8.0, size=(n, 2))
+    assert met_resolution({"met": met, "neutrino_momenta": nu}) == pytest.approx(8.0, rel=0.01)
+    with pytest.raises(ValueError, match="neutrino_momenta must have shape"):
+        met_resolution({"met": met, "neutrino_momenta": nu[:, 0]})
+
+
+def test_in_mass_window_fraction_per_event():
+    masses = np.array([[80.0, 95.0], [70.5, 81.0], [200.0, 0.0]])
+    np.testing.assert_allclose(in_mass_window(masses, 80.4, 10.0), [0.5, 1.0, 0.0])
+    with pytest.raises(ValueError, match="window must be positive"):
+        in_mass_window(masses, 80.4, 0.0)
+
+
+def test_prior_samples_are_training_rows_independent_of_the_event():
+    train = np.arange(12.0).reshape(6, 2)
+    s = prior_samples(train, 5, 7, np.random.default_rng(0))
+    assert s.shape == (5, 7, 2)
+    assert {tuple(r) for r in s.reshape(-1, 2)} <= {tuple(r) for r in train}
+    np.testing.assert_array_equal(s, prior_samples(train, 5, 7, np.random.default_rng(0)))
+    with pytest.raises(ValueError, match="m must be a positive integer"):
+        prior_samples(train, 5, 0, np.random.default_rng(0))
