@@ -1,7 +1,14 @@
 """Fixtures shared by several test modules."""
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
+
+from lib import book
 
 
 @pytest.fixture(scope="module")
@@ -11,3 +18,52 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The book built with -W from the reference notebooks, in a scratch copy of the tree.
+
+    The reference notebooks chapters/NN_name.ipynb stand in for the executed book/NN_name.ipynb
+    that `make book` renders; execution is off, so this costs a few seconds.
+    """
+    root = book.ROOT
+    site = tmp_path_factory.mktemp("site")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(root / name, site / name)
+    for folder in ("_static", "_ext"):
+        shutil.copytree(root / folder, site / folder)
+    (site / "book").mkdir()
+    for f in (root / "book").glob("*.md"):
+        shutil.copy(f, site / "book" / f.name)
+    shutil.copy(root / "book" / "references.bib", site / "book" / "references.bib")
+    for src in book.chapter_sources():
+        shutil.copy(src.with_suffix(".ipynb"), site / "book" / f"{src.stem}.ipynb")
+    mathjax = root / "vendor" / "mathjax" / "tex-mml-chtml.js"
+    assert mathjax.exists(), "vendored MathJax missing: run `make setup`"
+    (site / "vendor").symlink_to(root / "vendor")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run([str(jb), "build", str(site), "-W", "-n", "--keep-going"], capture_output=True, text=True)
+    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
+    return site / "_build" / "html"
+
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--virtual-time-budget=20000",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory):
+    """Run headless Debian Chromium with the given arguments (e.g. --dump-dom URL); returns the process."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "Debian chromium is not installed (make test installs it)"
+    profile = tmp_path_factory.mktemp("chromium-profile")
+
+    def run(*args):
+        return subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    return run

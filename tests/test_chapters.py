@@ -6,9 +6,6 @@ compares with these reference outputs, so the book built here shows what the cod
 """
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import jupytext
@@ -58,26 +55,7 @@ def test_every_chapter_is_in_the_table_of_contents():
     assert in_toc == {s.stem for s in SOURCES}
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory):
-    """The book built with -W from the reference notebooks, in a scratch copy of the tree."""
-    site = tmp_path_factory.mktemp("site")
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(ROOT / name, site / name)
-    shutil.copytree(ROOT / "_static", site / "_static")
-    (site / "book").mkdir()
-    for f in (ROOT / "book").glob("*.md"):
-        shutil.copy(f, site / "book" / f.name)
-    shutil.copy(ROOT / "book" / "references.bib", site / "book" / "references.bib")
-    for src in SOURCES:
-        shutil.copy(src.with_suffix(".ipynb"), site / "book" / f"{src.stem}.ipynb")
-    mathjax = ROOT / "vendor" / "mathjax" / "tex-mml-chtml.js"
-    assert mathjax.exists(), "vendored MathJax missing: run `make setup`"
-    (site / "vendor").symlink_to(ROOT / "vendor")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", str(site), "-W", "-n", "--keep-going"], capture_output=True, text=True)
-    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
-    return site / "_build" / "html"
+# built_site: the book built with -W from the reference notebooks (tests/conftest.py).
 
 
 def test_book_builds_cleanly_with_every_page(built_site):
@@ -87,29 +65,15 @@ def test_book_builds_cleanly_with_every_page(built_site):
     assert (built_site / "mathjax" / "tex-mml-chtml.js").exists()
 
 
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--virtual-time-budget=20000",
-]
-
-
-def _chromium(tmp_path, *args):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "Debian chromium is not installed (make test installs it)"
-    profile = tmp_path / "chromium-profile"
-    return subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.parametrize("source", SOURCES[:1], ids=[s.stem for s in SOURCES[:1]])
-def test_page_typesets_math_and_shows_figures_offline(built_site, tmp_path, source):
+def test_page_typesets_math_and_shows_figures_offline(built_site, chromium, tmp_path, source):
     page = built_site / "book" / f"{source.stem}.html"
-    dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    dom = chromium("--dump-dom", page.as_uri()).stdout
     assert dom.count("<mjx-container") >= 5, "MathJax did not typeset the page"
     images = [s for s in dom.split("<img")[1:] if ".png" in s.split(">", 1)[0]]
     assert images, "no figure on the page"
     shot = tmp_path / "page.png"
-    _chromium(tmp_path, "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri())
+    chromium("--window-size=1280,2400", f"--screenshot={shot}", page.as_uri())
     import matplotlib.image
 
     pixels = matplotlib.image.imread(shot)
