@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from lib import plotting
+from lib import metrics, plotting
 
 
 def test_protocol_figure_panels_and_labels():
@@ -29,8 +29,28 @@ def test_protocol_figure_panels_and_labels():
     assert any(x == "mean CRPS [GeV]" for x, _ in labels)
     coverage_ax = axes[-1]
     names = [t.get_text() for t in coverage_ax.get_legend().get_texts()]
-    assert names == ["calibrated", "sampler", "zero (conformal)"]
+    assert names == ["exact sampler, 95 % band (n = 400)", "calibrated", "sampler", "zero (conformal)"]
+    assert fig.get_figwidth() <= 7
     plt.close(fig)
+
+
+def test_coverage_axes_draws_coverage_minus_nominal_inside_the_perfect_sampler_band():
+    levels = np.array([0.2, 0.5, 0.8])
+    curves = {"flow": np.array([0.25, 0.5, 0.7]), "mlp_mse (conformal)": levels + 0.01}
+    fig, ax = plt.subplots()
+    plotting.coverage_axes(ax, levels, curves, title="t")  # the old call: no band
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    np.testing.assert_allclose(lines["flow"].get_ydata(), [0.05, 0.0, -0.1])
+    assert lines["mlp_mse (conformal)"].get_linestyle() == "--"
+    assert lines["mlp_mse (conformal)"].get_color() == plotting.palette.colour("mlp_mse")
+    assert not ax.collections and ax.get_ylabel() == "coverage − nominal"
+    fig2, ax2 = plt.subplots()
+    plotting.coverage_axes(ax2, levels, curves, n_events=1000, m_samples=50)
+    band = ax2.collections[0].get_paths()[0].vertices[:, 1]
+    lo, hi = metrics.coverage_band(1000, levels, m_samples=50)
+    assert band.min() == pytest.approx(lo.min()) and band.max() == pytest.approx(hi.max())
+    plt.close(fig)
+    plt.close(fig2)
 
 
 def test_spectrum_with_ratio_rejects_empty_truth():
