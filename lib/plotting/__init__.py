@@ -182,19 +182,20 @@ def protocol_figure(
             curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
     m_values = {np.shape(v)[1] for v in name_to_samples.values() if np.ndim(v) == truth.ndim + 1}
     fig = plt.figure(figsize=(7, 7.2), layout="constrained")
-    grid = fig.add_gridspec(3, 2, height_ratios=(3, 1, 3.2))
+    grid = fig.add_gridspec(3, 2, height_ratios=(3, 1, 3.2), width_ratios=(1.5, 1))
     ax_s = fig.add_subplot(grid[0, 0])
     ax_r = fig.add_subplot(grid[1, 0], sharex=ax_s)
     spectrum_with_ratio(ax_s, ax_r, t1, points, bins=bins, quantity=quantity, unit=unit)
     ax_s.tick_params(labelbottom=False)
-    ax_s.set_title("spectrum (one reconstruction per event)")
+    ax_s.legend(fontsize="x-small", frameon=False, loc="upper left")
+    ax_s.set_title("spectrum (one per event)")
     ax_c = fig.add_subplot(grid[0:2, 1])
     bar = line_colours(points)
     sns.barplot(data=pd.DataFrame(crps_rows), y="model", x="CRPS", hue="model", legend=False, ax=ax_c,
                 palette=bar)
     ax_c.set_xlabel(_label("mean CRPS", unit))
     ax_c.set_ylabel("")
-    ax_c.set_title("per-event accuracy (lower is better)")
+    ax_c.set_title("CRPS (lower is better)")
     ax_k = fig.add_subplot(grid[2, :])
     coverage_axes(ax_k, levels, curves, title="calibration", n_events=t1.size,
                   m_samples=m_values.pop() if len(m_values) == 1 else None)
