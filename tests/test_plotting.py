@@ -50,6 +50,8 @@ def test_coverage_axes_draws_coverage_minus_nominal_inside_the_perfect_sampler_b
     band = ax2.collections[0].get_paths()[0].vertices[:, 1]
     lo, hi = metrics.coverage_band(1000, levels, m_samples=50)
     assert band.min() == pytest.approx(lo.min()) and band.max() == pytest.approx(hi.max())
+    with pytest.raises(ValueError, match="legend"):
+        plotting.coverage_axes(ax2, levels, curves, legend="left")
     plt.close(fig)
     plt.close(fig2)
 

@@ -110,14 +110,17 @@ def spectrum_with_ratio(
 
 def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None,
                   colours: Mapping[str, str] | None = None, n_events: int | None = None,
-                  m_samples: int | None = None, ci: float = 0.95, legend: bool = True) -> None:
+                  m_samples: int | None = None, ci: float = 0.95, legend: bool | str = "right") -> None:
     """Coverage minus nominal against nominal coverage for each named curve, zero being calibrated.
 
     Given `n_events` (the events behind each curve), a grey band shows the central `ci` range of a
     perfectly calibrated forecast's deviation (:func:`lib.metrics.coverage_band`; with
     `m_samples`, that of an exact sampler with m samples, discreteness included). Curves whose
-    name contains "conformal" are dashed. The legend sits to the right of the axes.
+    name contains "conformal" are dashed. The legend sits outside the axes, to the right
+    (``legend="right"`` or True) or below them (``"below"``); ``legend=False`` draws none.
     """
+    if legend not in (True, False, "right", "below"):
+        raise ValueError(f"legend: expected True, False, 'right' or 'below', got {legend!r}")
     levels = np.asarray(levels, dtype=float)
     if n_events is not None:
         lo, hi = metrics.coverage_band(n_events, levels, m_samples=m_samples, ci=ci)
@@ -132,7 +135,10 @@ def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, t
     ax.set_xlabel("nominal coverage")
     ax.set_ylabel("coverage − nominal")
     ax.set_xlim(0, 1)
-    if legend:
+    if legend == "below":
+        ax.legend(fontsize="small", frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                  ncol=2)
+    elif legend:
         ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     if title:
         ax.set_title(title)
@@ -181,7 +187,7 @@ def protocol_figure(
                 cal_p, cal_t = cal_p[..., dimension], cal_t[:, dimension]
             curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
     m_values = {np.shape(v)[1] for v in name_to_samples.values() if np.ndim(v) == truth.ndim + 1}
-    fig = plt.figure(figsize=(7, 7.2), layout="constrained")
+    fig = plt.figure(figsize=(7, 7.8), layout="constrained")
     grid = fig.add_gridspec(3, 2, height_ratios=(3, 1, 3.2), width_ratios=(1.5, 1))
     ax_s = fig.add_subplot(grid[0, 0])
     ax_r = fig.add_subplot(grid[1, 0], sharex=ax_s)
@@ -198,5 +204,5 @@ def protocol_figure(
     ax_c.set_title("CRPS (lower is better)")
     ax_k = fig.add_subplot(grid[2, :])
     coverage_axes(ax_k, levels, curves, title="calibration", n_events=t1.size,
-                  m_samples=m_values.pop() if len(m_values) == 1 else None)
+                  m_samples=m_values.pop() if len(m_values) == 1 else None, legend="below")
     return fig
