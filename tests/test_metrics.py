@@ -437,3 +437,26 @@ def test_bootstrap_means_pairs_blocks_and_sparse_indicators(rng):
     np.testing.assert_array_equal(dense, metrics.bootstrap_means(values, n_boot=50, seed=7))
     np.testing.assert_allclose(sp, metrics.bootstrap_means(onehot, n_boot=50, seed=7), rtol=1e-15)
     np.testing.assert_allclose(sp.sum(axis=1), 1.0)
+
+
+def test_coverage_band_holds_a_perfect_sampler_and_its_discreteness():
+    n, m, repeats = 300, 9, 400
+    levels = np.array([0.1, 0.5, 0.9])
+    lo, hi = metrics.coverage_band(n, levels, m_samples=m)
+    rng = np.random.default_rng(3)
+    dev = np.stack([metrics.coverage_curve(rng.normal(size=(n, m)), rng.normal(size=n), levels) - levels
+                    for _ in range(repeats)])
+    inside = np.mean((dev >= lo - 1e-12) & (dev <= hi + 1e-12), axis=0)
+    assert np.all(inside[1:] >= 0.93) and np.all(inside[1:] < 1.0)
+    # with m = 9 no rank lies within the central interval of level 0.1 (coverage 0, a band of one
+    # point at -0.1), and level 0.5 holds ranks 3..6, 4 of 10: the band is centred on -0.1, not zero
+    assert lo[0] == hi[0] == pytest.approx(-0.1) and np.all(dev[:, 0] == pytest.approx(-0.1))
+    assert hi[1] < 0.0 and np.mean(dev[:, 1]) == pytest.approx(-0.1, abs=0.01)
+    c_lo, c_hi = metrics.coverage_band(n, levels)  # continuous intervals: binomial noise only
+    half = 1.96 * np.sqrt(levels * (1 - levels) / n)
+    np.testing.assert_allclose(c_hi, half, atol=2 / n)
+    np.testing.assert_allclose(c_lo, -half, atol=2 / n)
+    with pytest.raises(ValueError, match="n_events"):
+        metrics.coverage_band(0, levels)
+    with pytest.raises(ValueError, match="ci"):
+        metrics.coverage_band(n, levels, ci=1.5)

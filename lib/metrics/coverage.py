@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ._validation import DEFAULT_LEVELS, finite_array, levels_array, point_pair, positive_int, samples_truth
 
@@ -223,6 +224,34 @@ def coverage_noise_floor(n_events: int, m_samples: int, levels=DEFAULT_LEVELS, *
     mean = errors.mean(axis=1)
     return NoiseFloor(errors, float(np.quantile(mean, 0.5)), float(np.quantile(mean, 0.95)),
                       float(np.quantile(errors.max(axis=1), 0.95)))
+
+
+def coverage_band(n_events: int, levels=DEFAULT_LEVELS, *, m_samples: int | None = None,
+                  ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Central `ci` range of coverage minus nominal for a perfectly calibrated forecast.
+
+    On each of n_events the truth falls inside the level-a interval with probability p(a): a
+    itself for a continuous interval (``m_samples=None``), or, for the central interval of m
+    exchangeable samples, #{k in 0..m : |2k/m - 1| <= a} / (m + 1) (the truth's rank is uniform
+    on 0..m, as in :func:`coverage_noise_floor`). The covered count is Binomial(n_events, p(a)).
+
+    Returns (lo, hi), each (n_levels,): its equal-tailed `ci` quantiles divided by n_events,
+    minus a. A calibrated model's curve of coverage minus nominal scatters inside this band.
+    """
+    n = positive_int(n_events, "n_events")
+    lv = levels_array(levels)
+    if not (isinstance(ci, (float, int)) and 0 < ci < 1):
+        raise ValueError(f"ci: expected a confidence level in (0, 1), got {ci!r}")
+    if m_samples is None:
+        p = lv
+    else:
+        m = positive_int(m_samples, "m_samples")
+        score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
+        p = np.mean(score[None, :] <= lv[:, None], axis=1)
+    tail = (1.0 - ci) / 2.0
+    lo = stats.binom.ppf(tail, n, p) / n - lv
+    hi = stats.binom.ppf(1.0 - tail, n, p) / n - lv
+    return lo, hi
 
 
 def local_coverage(covered, covariate, *, bins: int = 8) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Figures of the evaluation protocol: spectra with ratio panels, CRPS, coverage curves.
+"""Figures of the evaluation protocol: spectra with ratio panels, CRPS, coverage minus nominal.
 
 Per-chapter figures live in `lib.plotting.bimodal` (chapter 2) and `lib.plotting.top_quark` (chapter 3).
 """
@@ -25,16 +25,21 @@ def set_theme() -> None:
 
 
 def line_colours(names, colours: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A colour per curve name: `colours` first, then the book's model palette, then the
-    colour-blind sequence for names that are neither."""
+    """A colour per curve name: `colours` first, then the book's model palette (also for a
+    name such as ``"mlp_mse (conformal)"`` whose model, the part before " (", is in the palette
+    and not itself among `names`), then the colour-blind sequence for names that are neither."""
+    names = list(names)
     colours = dict(colours or {})
     spare = iter(sns.color_palette("colorblind").as_hex()[::-1])
     out = {}
     for name in names:
+        base = name.split(" (")[0]
         if name in colours:
             out[name] = colours[name]
         elif name in _palette.MODEL_COLOURS:
             out[name] = _palette.MODEL_COLOURS[name]
+        elif base in _palette.MODEL_COLOURS and base not in names:
+            out[name] = _palette.MODEL_COLOURS[base]
         else:
             out[name] = next(spare)
     return out
@@ -104,18 +109,37 @@ def spectrum_with_ratio(
 
 
 def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None,
-                  colours: Mapping[str, str] | None = None) -> None:
-    """Empirical vs nominal coverage for each named curve, with the diagonal."""
+                  colours: Mapping[str, str] | None = None, n_events: int | None = None,
+                  m_samples: int | None = None, ci: float = 0.95, legend: bool | str = "right") -> None:
+    """Coverage minus nominal against nominal coverage for each named curve, zero being calibrated.
+
+    Given `n_events` (the events behind each curve), a grey band shows the central `ci` range of a
+    perfectly calibrated forecast's deviation (:func:`lib.metrics.coverage_band`; with
+    `m_samples`, that of an exact sampler with m samples, discreteness included). Curves whose
+    name contains "conformal" are dashed. The legend sits outside the axes, to the right
+    (``legend="right"`` or True) or below them (``"below"``); ``legend=False`` draws none.
+    """
+    if legend not in (True, False, "right", "below"):
+        raise ValueError(f"legend: expected True, False, 'right' or 'below', got {legend!r}")
     levels = np.asarray(levels, dtype=float)
-    ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--", label="calibrated")
+    if n_events is not None:
+        lo, hi = metrics.coverage_band(n_events, levels, m_samples=m_samples, ci=ci)
+        what = "exact sampler" if m_samples else "calibrated"
+        ax.fill_between(levels, lo, hi, color="0.85", lw=0,
+                        label=f"{what}, {100 * ci:.0f} % band (n = {n_events:,})")
+    ax.axhline(0.0, color="black", lw=1, label="calibrated")
     line = line_colours(curves, colours)
     for name, cov in curves.items():
-        ax.plot(levels, np.asarray(cov, dtype=float), marker="o", ms=3, label=name, color=line[name])
+        ax.plot(levels, np.asarray(cov, dtype=float) - levels, marker="o", ms=3, label=name,
+                color=line[name], ls="--" if "conformal" in name else "-")
     ax.set_xlabel("nominal coverage")
-    ax.set_ylabel("empirical coverage")
+    ax.set_ylabel("coverage − nominal")
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize="small", frameon=False)
+    if legend == "below":
+        ax.legend(fontsize="small", frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                  ncol=2)
+    elif legend:
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     if title:
         ax.set_title(title)
 
@@ -136,8 +160,9 @@ def protocol_figure(
 
     Panels: the spectrum (one reconstruction per event for samplers, the prediction for point
     estimators) with its ratio to the truth; the mean CRPS per model (samplers with
-    ``crps_estimator``, point estimators as point masses: the absolute error); coverage curves
-    (raw for samplers, split-conformal for point estimators given ``calibration`` data).
+    ``crps_estimator``, point estimators as point masses: the absolute error); coverage minus
+    nominal (raw for samplers, split-conformal for point estimators given ``calibration`` data)
+    with the band of a perfectly calibrated sampler on as many events. 7 inches wide.
 
     Returns the matplotlib figure.
     """
@@ -161,18 +186,23 @@ def protocol_figure(
             if truth.ndim == 2:
                 cal_p, cal_t = cal_p[..., dimension], cal_t[:, dimension]
             curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
-    fig = plt.figure(figsize=(13, 4.2), layout="constrained")
-    grid = fig.add_gridspec(2, 3, height_ratios=(3, 1))
+    m_values = {np.shape(v)[1] for v in name_to_samples.values() if np.ndim(v) == truth.ndim + 1}
+    fig = plt.figure(figsize=(7, 7.8), layout="constrained")
+    grid = fig.add_gridspec(3, 2, height_ratios=(3, 1, 3.2), width_ratios=(1.5, 1))
     ax_s = fig.add_subplot(grid[0, 0])
     ax_r = fig.add_subplot(grid[1, 0], sharex=ax_s)
     spectrum_with_ratio(ax_s, ax_r, t1, points, bins=bins, quantity=quantity, unit=unit)
     ax_s.tick_params(labelbottom=False)
-    ax_s.set_title("spectrum (one reconstruction per event)")
-    ax_c = fig.add_subplot(grid[:, 1])
-    sns.barplot(data=pd.DataFrame(crps_rows), y="model", x="CRPS", hue="model", legend=False, ax=ax_c)
+    ax_s.legend(fontsize="x-small", frameon=False, loc="upper left")
+    ax_s.set_title("spectrum (one per event)")
+    ax_c = fig.add_subplot(grid[0:2, 1])
+    bar = line_colours(points)
+    sns.barplot(data=pd.DataFrame(crps_rows), y="model", x="CRPS", hue="model", legend=False, ax=ax_c,
+                palette=bar)
     ax_c.set_xlabel(_label("mean CRPS", unit))
     ax_c.set_ylabel("")
-    ax_c.set_title("per-event accuracy (lower is better)")
-    ax_k = fig.add_subplot(grid[:, 2])
-    coverage_axes(ax_k, levels, curves, title="calibration")
+    ax_c.set_title("CRPS (lower is better)")
+    ax_k = fig.add_subplot(grid[2, :])
+    coverage_axes(ax_k, levels, curves, title="calibration", n_events=t1.size,
+                  m_samples=m_values.pop() if len(m_values) == 1 else None, legend="below")
     return fig
