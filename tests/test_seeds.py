@@ -7,7 +7,7 @@ from scipy import stats
 from lib import book
 from lib.claims import claims_frame, record_claim
 from lib.metrics import bootstrap_means
-from lib.metrics.seeds import required_seeds, seed_event_interval, verdict_two_sided
+from lib.metrics.seeds import required_seeds, seed_replicate_interval, verdict_two_sided
 from lib.metrics.verdicts import t_interval
 
 
@@ -20,7 +20,7 @@ def _simulated_coverage(n_seeds, seed_sd, event_sd, own_sd, *, trials=400, n=200
         scores = (rng.normal(0, seed_sd, n_seeds)[None, :] + rng.normal(0, event_sd, n)[:, None]
                   + rng.normal(0, own_sd, (n, n_seeds)))
         reps = bootstrap_means(scores, n_boot=n_boot, seed=k)
-        iv = seed_event_interval(scores.mean(axis=0), reps)
+        iv = seed_replicate_interval(scores.mean(axis=0), reps)
         hits += iv.lo <= 0 <= iv.hi
     return hits / trials
 
@@ -44,7 +44,7 @@ def test_a_shared_test_set_is_not_averaged_away():
     e = rng.normal(0, 1, 500)
     scores = np.repeat(e[:, None], 4, axis=1) + rng.normal(0, 1e-9, (500, 4))
     reps = bootstrap_means(scores, n_boot=2000, seed=2)
-    iv = seed_event_interval(scores.mean(axis=0), reps)
+    iv = seed_replicate_interval(scores.mean(axis=0), reps)
     assert iv.event_sd == pytest.approx(e.std() / np.sqrt(500), rel=0.1)
     assert iv.hi - iv.lo == pytest.approx(2 * 1.96 * e.std() / np.sqrt(500), rel=0.1)
 
@@ -52,7 +52,7 @@ def test_a_shared_test_set_is_not_averaged_away():
 def test_training_dominated_limit_is_the_student_t_interval():
     values = np.array([0.3, 0.5, 0.45])
     reps = np.tile(values, (50, 1))  # no event variance at all
-    iv = seed_event_interval(values, reps)
+    iv = seed_replicate_interval(values, reps)
     _, lo, hi = t_interval(values)
     assert (iv.lo, iv.hi) == pytest.approx((lo, hi))
     assert iv.n_seeds == 3
@@ -65,7 +65,7 @@ def test_training_dominated_limit_is_the_student_t_interval():
 ])
 def test_seed_event_interval_rejects_bad_input(values, reps, match):
     with pytest.raises(ValueError, match=match):
-        seed_event_interval(values, reps)
+        seed_replicate_interval(values, reps)
 
 
 def test_required_seeds_matches_the_interval_rule():

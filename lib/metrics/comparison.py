@@ -7,7 +7,7 @@ than model b on this metric?" with the interval rule that fits the metric:
   seed-and-event interval of :func:`lib.metrics.seed_event.paired_seed_event_interval`;
 * a number per seed with event-resample replicates (``replicates[metric][model]``, shape
   ``(resamples, seeds)``, e.g. the spectrum chi2/ndf on bootstrap resamples of the test events,
-  the same resamples for every model): :func:`lib.metrics.seeds.seed_event_interval` of the
+  the same resamples for every model): :func:`lib.metrics.seeds.seed_replicate_interval` of the
   differences;
 * a number per seed only (``seed_values[metric][model]``): the paired Student-t interval over seeds.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .seed_event import paired_seed_event_interval, seed_t_interval
-from .seeds import seed_event_interval as replicated_interval
+from .seeds import seed_replicate_interval as replicated_interval
 from .verdicts import verdict
 
 __all__ = ["PairedComparison"]

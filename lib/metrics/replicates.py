@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .seeds import MIN_SEEDS_EQUIVALENCE, SeedEventInterval, required_seeds, seed_event_interval
+from .seeds import MIN_SEEDS_EQUIVALENCE, SeedEventInterval, required_seeds, seed_replicate_interval
 from .uncertainty import bootstrap_means
 from .verdicts import verdict
 
@@ -94,11 +94,11 @@ class ReplicatedReport:
 
     def interval(self, metric: str, name: str, *, level: float = 0.95) -> SeedEventInterval:
         """Mean over replicates and its interval (training and test-event variance)."""
-        return seed_event_interval(*self.estimate(metric, name), level=level)
+        return seed_replicate_interval(*self.estimate(metric, name), level=level)
 
     def difference(self, metric: str, a: str, b: str, *, level: float = 0.95) -> SeedEventInterval:
         """Interval of ``metric(b) - metric(a)`` (positive: a is lower, i.e. better), paired."""
-        return seed_event_interval(*combine_estimates(np.subtract, self.estimate(metric, b), self.estimate(metric, a)),
+        return seed_replicate_interval(*combine_estimates(np.subtract, self.estimate(metric, b), self.estimate(metric, a)),
                                    level=level)
 
     def above(self, metric: str, a: str, b: str, *, level: float = 0.95) -> tuple[SeedEventInterval, str]:
@@ -139,7 +139,7 @@ def local_coverage_error_replicates(covered: Sequence[np.ndarray], covariate, *,
     nominal : the intervals' nominal coverage
     Returns
     -------
-    (values (S,), replicates (B, S)) for :func:`~lib.metrics.seeds.seed_event_interval`.
+    (values (S,), replicates (B, S)) for :func:`~lib.metrics.seeds.seed_replicate_interval`.
     """
     hits = [np.asarray(c) for c in covered]
     x = np.asarray(covariate, dtype=float)

@@ -76,7 +76,7 @@ def protocol_report(
     seed : seeds the bootstrap, the spectrum exchanges and the conformal tie-breaking
     replicates : with ``ci``, also return the bootstrap replicates ``{metric: (n_boot, rows)}`` of
         the interval metrics (rows in table order, the same resampled events for every row), e.g.
-        to combine several training seeds (:func:`~lib.metrics.seeds.seed_event_interval`)
+        to combine several training seeds (:func:`~lib.metrics.seeds.seed_replicate_interval`)
 
     Returns
     -------

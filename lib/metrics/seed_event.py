@@ -9,7 +9,7 @@ test sample gives other events). :func:`seed_event_interval` adds the two varian
 
 where ``s_seed^2`` is the variance of the S per-seed means and ``s_event^2`` the variance over
 events of the per-event score averaged over seeds. The half-width is the rule of
-:func:`lib.metrics.seeds.seed_event_interval`, ``sqrt(t^2 s_seed^2 / S + z^2 s_event^2 / n)`` with
+:func:`lib.metrics.seeds.seed_replicate_interval`, ``sqrt(t^2 s_seed^2 / S + z^2 s_event^2 / n)`` with
 ``t`` the Student quantile for S - 1 degrees of freedom and ``z`` the normal one (Welch-Satterthwaite
 degrees of freedom under-cover at three seeds: see ``tests/test_seeds.py``). With one seed only the
 event term remains. The seed term also holds a little event noise (each seed's mean is measured on

@@ -1,7 +1,7 @@
 """Intervals over training seeds *and* test events, for metrics that several trained replicates
 (seeds) measure on one shared test set.
 
-The rule (:func:`seed_event_interval`). Each of ``S`` seeds gives an estimate ``v_s`` of a metric
+The rule (:func:`seed_replicate_interval`). Each of ``S`` seeds gives an estimate ``v_s`` of a metric
 (or of a contrast between models, e.g. a CRPS ratio) on the same ``n`` test events, and ``B``
 event-bootstrap replicates ``r_bs`` of it, resampling the *same* events for every seed. Then
 
@@ -31,7 +31,7 @@ from scipy import stats
 
 from .verdicts import verdict
 
-__all__ = ["SeedEventInterval", "seed_event_interval", "required_seeds", "verdict_two_sided", "verdict_over_seeds",
+__all__ = ["SeedEventInterval", "seed_replicate_interval", "required_seeds", "verdict_two_sided", "verdict_over_seeds",
            "MIN_SEEDS_EQUIVALENCE"]
 
 MIN_SEEDS_EQUIVALENCE = 5
@@ -66,7 +66,7 @@ def _half_width(seed_var_of_mean: float, event_var: float, n_seeds: int, level: 
     return float(np.sqrt(t**2 * seed_var_of_mean + z**2 * event_var))
 
 
-def seed_event_interval(values, replicates, *, level: float = 0.95) -> SeedEventInterval:
+def seed_replicate_interval(values, replicates, *, level: float = 0.95) -> SeedEventInterval:
     """Interval of the seed mean of a metric that combines training and test-event variance.
 
     Parameters
@@ -99,7 +99,7 @@ def seed_event_interval(values, replicates, *, level: float = 0.95) -> SeedEvent
 
 def required_seeds(seed_sd: float, event_sd: float, half_width: float, *, level: float = 0.95,
                    max_seeds: int = 1000) -> int | None:
-    """Smallest number of seeds whose :func:`seed_event_interval` half-width is at most ``half_width``.
+    """Smallest number of seeds whose :func:`seed_replicate_interval` half-width is at most ``half_width``.
 
     Assumes the measured components stay: the training sd per seed ``seed_sd`` and the test-set
     sd ``event_sd`` (fixed test set, so more seeds do not shrink it). None when no number of seeds
