@@ -71,6 +71,10 @@ def test_steps_figure_dashes_quarter_runs_in_their_proxys_colour():
     assert lines["proxy_sft"].get_linestyle() == "-"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == conds
     assert not fig.axes[2].get_visible()  # 2 metrics on a 3-column grid
+    assert len(fig.axes[0].collections) == len(conds)  # one sd band per condition
+    plt.close(fig)
+    fig = plots.steps_figure(_history(conds), ["transfer"], conds, band=False)
+    assert not fig.axes[0].collections
     assert fig.get_size_inches()[0] <= 7.0 and min(_font_sizes(fig)) >= 8
     plt.close(fig)
     with pytest.raises(ValueError, match="have no history"):

@@ -6,6 +6,8 @@ proxy, judge or condition name; figures are at most 7 in wide with legends outsi
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -69,12 +71,12 @@ def sensitivity_figure(sensitivity: pd.DataFrame, *, height: float = 3.6):
 
 
 def steps_figure(history: pd.DataFrame, metrics, conditions, *, ncols: int = 3,
-                 panel_height: float = 2.1, title: str | None = None):
+                 panel_height: float = 2.1, band: bool = True, title: str | None = None):
     """Held-out metrics over GRPO steps, one panel per metric, one line per condition.
 
-    Line: mean over seeds; band: ± sd over seeds. Conditions on a quarter of the RL prompts
-    (``*_quarter``) are dashed in their proxy's colour. The legend sits above the panels.
-    Returns the figure.
+    Line: mean over seeds; band (if ``band``): ± sd over seeds. Conditions on a quarter of the
+    RL prompts (``*_quarter``) are dashed in their proxy's colour. The legend sits above the
+    panels. Returns the figure.
     """
     metrics, conditions = list(metrics), list(conditions)
     if not metrics or not conditions:
@@ -94,8 +96,10 @@ def steps_figure(history: pd.DataFrame, metrics, conditions, *, ncols: int = 3,
             by_step = ev[ev["condition"] == c].groupby("step")[f"test_{m}"]
             mean, sd = by_step.mean(), by_step.std(ddof=1).fillna(0.0)
             ax.plot(mean.index, mean, color=colour(c), ls=_dashes(c), lw=1.6, label=c)
-            ax.fill_between(mean.index, mean - sd, mean + sd, color=colour(c), alpha=0.12, lw=0)
-        ax.set_title(LABELS.get(m, m), fontsize=9)
+            if band:
+                ax.fill_between(mean.index, mean - sd, mean + sd, color=colour(c), alpha=0.12,
+                                lw=0)
+        ax.set_title(textwrap.fill(LABELS.get(m, m), 30), fontsize=9)
         ax.tick_params(labelsize=8)
     for ax in axes.flat[len(metrics):]:
         ax.set_visible(False)
