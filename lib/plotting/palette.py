@@ -28,7 +28,32 @@ MODEL_COLOURS: dict[str, str] = {
     "flow": _CB[1],
     "cfm": _CB[2],
     "prior": _CB[6],
-    # chapter 4 (proxies and judges)
+    # chapter 4 (proxies, judges, GRPO conditions). Colour = the proxy that rewards the policy;
+    # a condition at N/4 prompts keeps its proxy's colour (its curve is dashed). The names of
+    # one figure draw on the Okabe-Ito colours (seaborn's colour-blind set) and Paul Tol's
+    # colour-blind-safe "muted" set, all distinct within the chapter.
+    "no_proxy": _CB[7],
+    "no_proxy_quarter": _CB[7],
+    "proxy_sft": _CB[0],
+    "proxy_sft_quarter": _CB[0],
+    "proxy_rl": _CB[2],
+    "proxy_follow": _CB[3],
+    "proxy_follow_quarter": _CB[3],
+    "proxy_sft_unseen": _CB[4],
+    "ensemble": _CB[9],  # the bootstrap ensemble of Proxy-SFTs (condition ensemble3)
+    "ensemble3": _CB[9],
+    "ensemble_follow": _CB[1],
+    "ensemble3_follow": _CB[1],
+    "proxy_sft_leak": "#882255",  # Tol wine
+    "proxy_sft_order": _CB[5],
+    "agg_and_gate": "#117733",  # Tol green
+    "agg_gate": "#DDCC77",  # Tol sand
+    "agg_modulated": "#AA4499",  # Tol purple
+    "agg_implicit": "#CC6677",  # Tol rose
+    "judge_rule": "#000000",  # E1
+    "judge_e2": "#332288",  # E2, Tol indigo
+    "judge_max": "#44AA99",  # E3, Tol teal
+    "judge_vote": "#999933",  # E4, Tol olive
 }
 
 

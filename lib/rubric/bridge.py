@@ -161,6 +161,7 @@ def run_trl_grpo(setup: Setup, *, steps: int = 30, n_sft: int = 1024, sft_epochs
         raise ValueError(f"proxy must be one of 'sft', 'rl', 'follow', got {proxy!r}")
     t0 = time.perf_counter()
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # no shard-writing / weight-loading bars in the chapter
     world, c = setup.world, setup.config
     seed = setup.seed if seed is None else int(seed)
     G = c.group_size

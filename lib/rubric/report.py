@@ -18,7 +18,37 @@ LABELS = {"verdict_acc": "verdict accuracy", "transfer": "transfer (learned judg
           "transfer_rule": "transfer (rule follower E1)", "rationalisation": "rationalisation rate",
           "rubric_f1": "rubric F1 vs hidden criteria", "faithfulness": "eval faithfulness",
           "consistency": "verdict-eval consistency", "proxy_acc": "training-proxy accuracy",
-          "format": "format pass rate", "generic_share": "share of generic rubrics"}
+          "format": "format pass rate", "generic_share": "share of generic rubrics",
+          "transfer_indep": "transfer (independent judges E3, E4)",
+          "transfer_indep_last": "transfer (E3, E4), pairs of the unseen criterion",
+          "transfer_max": "transfer (E3)", "transfer_vote": "transfer (E4)"}
+
+#: What each RL condition rewards, for the reader (the keys of `experiment.CONDITIONS`).
+CONDITION_TEXT = {
+    "no_proxy": "no proxy: r_acc + 0.5 r_format",
+    "proxy_sft": "additive reward r_acc + r_proxy + 0.5 r_format, proxy Proxy-SFT",
+    "proxy_rl": "additive, proxy Proxy-RL",
+    "proxy_follow": "additive, proxy Proxy-SFT-follow (trained on the teacher's own verdicts)",
+    "ensemble3": "additive, r_proxy the mean vote of 3 bootstrap Proxy-SFTs",
+    "ensemble3_follow": "additive, r_proxy the mean vote of 3 bootstrap Proxy-SFT-follows",
+    "agg_and_gate": "AND gate (use_fb=1): r_acc and r_proxy both +1 only if the verdict is "
+                    "right and the proxy agrees, else both -1; Proxy-SFT",
+    "agg_gate": "gate (use_fb=2): r_acc = +1 only if the verdict is right and the proxy "
+                "agrees; no proxy term; Proxy-SFT",
+    "agg_modulated": "modulated (use_fb=3): right verdict +1.5 if the proxy agrees, else "
+                     "+0.5; wrong -1; proxy term kept; Proxy-SFT",
+    "agg_implicit": "implicit (use_fb=7): as modulated, proxy term removed; Proxy-SFT",
+    "agg_and_gate_follow": "AND gate (use_fb=1), Proxy-SFT-follow",
+    "agg_gate_follow": "gate (use_fb=2), Proxy-SFT-follow",
+    "agg_modulated_follow": "modulated (use_fb=3), Proxy-SFT-follow",
+    "agg_implicit_follow": "implicit (use_fb=7), Proxy-SFT-follow",
+    "proxy_sft_quarter": "as proxy_sft on N/4 RL prompts (a quarter of the steps)",
+    "proxy_follow_quarter": "as proxy_follow on N/4 RL prompts",
+    "no_proxy_quarter": "as no_proxy on N/4 RL prompts",
+    "proxy_sft_leak": "leak: Proxy-SFT that also sees the answer segment (returns its verdict)",
+    "proxy_sft_order": "order: Proxy-SFT biased toward response 1 (logit + log 4)",
+    "proxy_sft_unseen": "unseen: Proxy-SFT-unseen, trained without the last criterion",
+}
 
 
 def final_frame(history: pd.DataFrame, *, fraction: float = 1.0) -> pd.DataFrame:
@@ -80,8 +110,11 @@ def frames_from_summary(summary: dict) -> dict:
 
 
 def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "transfer_rule", "rationalisation",
-                                                "rubric_f1", "faithfulness"), conditions=None) -> pd.DataFrame:
-    """One row per condition: ``mean ± sd (n)`` strings of each metric over seeds (4 decimals)."""
+                                                "rubric_f1", "faithfulness"), conditions=None,
+                  *, decimals: int = 4) -> pd.DataFrame:
+    """One row per condition: ``mean ± sd`` strings of each metric over seeds, and the seed count."""
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
     conditions = list(dict.fromkeys(final["condition"])) if conditions is None else list(conditions)
     rows = {}
     for c in conditions:
@@ -91,11 +124,44 @@ def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "tran
         row = {}
         for m in metrics:
             v = g[m].to_numpy(dtype=float)
-            sd = f" ± {np.std(v, ddof=1):.4f}" if len(v) > 1 else ""
-            row[LABELS.get(m, m)] = f"{np.mean(v):.4f}{sd}"
+            sd = f" ± {np.std(v, ddof=1):.{decimals}f}" if len(v) > 1 else ""
+            row[LABELS.get(m, m)] = f"{np.mean(v):.{decimals}f}{sd}"
         row["seeds"] = len(g)
         rows[c] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def conditions_table(names) -> pd.DataFrame:
+    """What each of the RL conditions ``names`` rewards (index: condition)."""
+    unknown = [n for n in names if n not in CONDITION_TEXT]
+    if unknown:
+        raise ValueError(f"names: no description for {unknown}")
+    return pd.DataFrame({"what the policy is rewarded with": [CONDITION_TEXT[n] for n in names]},
+                        index=pd.Index(list(names), name="condition"))
+
+
+def highlight(table: pd.DataFrame, rows, *, uuid: str, decimals: int | None = None):
+    """``table`` as a pandas Styler with ``rows`` (index labels) in bold on a grey background.
+
+    ``uuid`` fixes the HTML ids (so the output is the same run to run); ``decimals`` formats
+    the float columns.
+    """
+    missing = [r for r in rows if r not in table.index]
+    if missing:
+        raise ValueError(f"rows: {missing} not in the table's index")
+    if not uuid:
+        raise ValueError("uuid must be a non-empty string")
+    key = set(rows)
+
+    def style(row):
+        on = row.name in key
+        return ["font-weight: bold; background-color: #e8e8e8" if on else "" for _ in row]
+
+    styler = table.style.apply(style, axis=1).set_uuid(uuid)
+    if decimals is not None:
+        floats = table.select_dtypes("number").columns
+        styler = styler.format("{:.%df}" % decimals, subset=list(floats), na_rep="")
+    return styler
 
 
 def contract_numbers(final: pd.DataFrame, sensitivity: pd.DataFrame, *, prefix: str = "",
@@ -127,26 +193,3 @@ def sensitivity_numbers(sensitivity: pd.DataFrame, *, prefix: str = "") -> dict:
         out[f"{prefix}sensitivity.{name}"] = float(g["sensitivity"].mean())
         out[f"{prefix}sensitivity_random.{name}"] = float(g["sensitivity_random"].mean())
     return out
-
-
-def long_history(history: pd.DataFrame, metrics) -> pd.DataFrame:
-    """Evaluated steps in long form: seed, condition, step, metric (label), value."""
-    ev = history.dropna(subset=["test_verdict_acc"])
-    cols = [f"test_{m}" for m in metrics]
-    df = ev.melt(id_vars=["seed", "condition", "step"], value_vars=cols, var_name="metric", value_name="value")
-    df["metric"] = df["metric"].str[5:].map(lambda m: LABELS.get(m, m))
-    return df
-
-
-def plot_over_steps(history: pd.DataFrame, metrics, *, conditions=None, col_wrap: int = 3, height: float = 2.6):
-    """Seaborn grid of test metrics over GRPO steps, one panel per metric (band: sd over seeds)."""
-    import seaborn as sns
-
-    df = long_history(history, metrics)
-    if conditions is not None:
-        df = df[df["condition"].isin(conditions)]
-    g = sns.relplot(data=df, x="step", y="value", hue="condition", col="metric", kind="line", col_wrap=col_wrap,
-                    height=height, aspect=1.25, errorbar="sd", facet_kws={"sharey": False}, hue_order=conditions)
-    g.set_titles("{col_name}")
-    g.set_axis_labels("GRPO step (rollout batches)", "value on held-out pairs")
-    return g
