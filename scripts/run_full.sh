@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One chapter at full scale on one GPU machine, kept as results/full/NN_name.json with its
+# provenance (clean commit, device, library versions, sizes in the parameters, seconds).
+# Usage, from the repository root of a clean checkout:  bash scripts/run_full.sh 02|03
+#   02: 1e6 training events, 5 seeds x 6 learned models.
+#   03: generates 1e6 events in mode "full" (~9 min on 16 processes), trains 5 seeds x 4 models
+#       with the nu2flows architecture (<= 50 min: max_seconds per model), ~1 h in all.
+# Chapter 4's sweep keeps its own record: python -m lib.rubric.sweep (see book/running_at_scale.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CHAPTER=${1:?usage: bash scripts/run_full.sh 02|03}
+case "$CHAPTER" in
+  02) STEM=02_synthetic_bimodal ;;
+  03) STEM=03_top_quark ;;
+  *) echo "error: chapter $CHAPTER has no full run here (02 or 03)" >&2; exit 2 ;;
+esac
+PY=${PY:-.venv/bin/python}
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "error: the checkout has uncommitted changes; the record must name a clean commit" >&2
+  exit 1
+fi
+"$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'error: no CUDA device visible')"
+export PYTHONPATH=$PWD
+"$PY" -m lib.book run "$CHAPTER" --profile full
+mkdir -p results/full
+STEM=$STEM "$PY" - <<'PYEOF'
+import json
+import os
+from importlib import metadata
+from pathlib import Path
+
+stem = os.environ["STEM"]
+record = json.loads(Path(f"book/results/{stem}.json").read_text())
+meta = record["meta"]
+assert meta["profile"] == "full", meta["profile"]
+assert not meta["git_commit"].endswith("-dirty"), meta["git_commit"]
+meta["versions"] = {name: metadata.version(name) for name in ("numpy", "torch", "zuko", "scipy", "pandas")}
+out = Path(f"results/full/{stem}.json")
+tmp = out.with_suffix(".json.tmp")
+tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
+tmp.replace(out)
+print(f"{out}: {meta['seconds']} s on {meta['device']}, commit {meta['git_commit']}")
+PYEOF
