@@ -45,6 +45,15 @@ def test_pair_in_sync_and_executed(source):
     assert not errors, f"{ipynb.name} stores an error output"
 
 
+@pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
+def test_no_cell_relies_on_a_trailing_semicolon(source):
+    """nbval executes cells without storing them in the history, and IPython then ignores a
+    trailing ';': the silenced value would appear as an output the reference does not have."""
+    ends = [i for i, (kind, src) in enumerate(_cells_md(source))
+            if kind == "code" and src.splitlines() and src.splitlines()[-1].rstrip().endswith(";")]
+    assert not ends, f"{source.name}: code cells {ends} end with ';' (write '_ = ...' instead)"
+
+
 def _toc_files():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     return [c["file"] for part in toc["parts"] for c in part["chapters"]]
