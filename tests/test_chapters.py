@@ -51,7 +51,7 @@ def test_no_cell_relies_on_a_trailing_semicolon(source):
     trailing ';': the silenced value would appear as an output the reference does not have."""
     ends = [i for i, (kind, src) in enumerate(_cells_md(source))
             if kind == "code" and src.splitlines() and src.splitlines()[-1].rstrip().endswith(";")]
-    assert not ends, f"{source.name}: code cells {ends} end with ';' (write '_ = ...' instead)"
+    assert not ends, f"{source.name}: cells {ends} (all cells counted) end with ';': write '_ = ...'"
 
 
 def _toc_files():
