@@ -200,6 +200,13 @@ class NoiseFloor:
     q95_max: float  # 95 % quantile of the worst dimension
 
 
+def _exact_sampler_inside(m: int, levels: np.ndarray) -> np.ndarray:
+    """(levels, m + 1): whether the truth at rank k among m exchangeable samples lies inside the
+    central level-a interval, |2k/m - 1| <= a."""
+    score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
+    return (score[None, :] <= levels[:, None]).astype(float)
+
+
 def coverage_noise_floor(n_events: int, m_samples: int, levels=DEFAULT_LEVELS, *, n_dims: int = 1,
                          repeats: int = 200, seed: int = 0) -> NoiseFloor:
     """Distribution of the raw coverage error of a perfectly calibrated m-sample sampler.
@@ -217,8 +224,7 @@ def coverage_noise_floor(n_events: int, m_samples: int, levels=DEFAULT_LEVELS, *
     lv = levels_array(levels)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=(r, d))  # rank histogram
-    score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
-    inside = (score[None, :] <= lv[:, None]).astype(float)  # (levels, m + 1)
+    inside = _exact_sampler_inside(m, lv)
     cov = np.einsum("lk,rdk->rdl", inside, counts) / n
     errors = np.abs(cov - lv).max(axis=2)
     mean = errors.mean(axis=1)
@@ -245,9 +251,7 @@ def coverage_band(n_events: int, levels=DEFAULT_LEVELS, *, m_samples: int | None
     if m_samples is None:
         p = lv
     else:
-        m = positive_int(m_samples, "m_samples")
-        score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
-        p = np.mean(score[None, :] <= lv[:, None], axis=1)
+        p = _exact_sampler_inside(positive_int(m_samples, "m_samples"), lv).mean(axis=1)
     tail = (1.0 - ci) / 2.0
     lo = stats.binom.ppf(tail, n, p) / n - lv
     hi = stats.binom.ppf(1.0 - tail, n, p) / n - lv
