@@ -302,9 +302,48 @@ def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> No
     atomic_write_text(nb_path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
-def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3") -> dict:
+def parse_overrides(items: list[str]) -> dict:
+    """``KEY=VALUE`` strings (VALUE read as YAML; ``a.b=1`` sets key b inside mapping a) as a dict."""
+    import yaml
+
+    out: dict = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(text)
+    return out
+
+
+def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
+    """The parameters with ``overrides`` applied, and what each override replaced.
+
+    The second value maps every overridden key to ``{"profile": old, "used": new}``, so that a
+    record shows which sizes of its profile were changed. A key the profile's file does not set
+    is taken from nothing (``profile: None``); a dotted key must name an existing mapping.
+    """
+    import copy
+
+    params = copy.deepcopy(params)
+    changed: dict = {}
+    for key, value in overrides.items():
+        *path, leaf = key.split(".")
+        node = params
+        for part in path:
+            if not isinstance(node.get(part), dict):
+                raise ValueError(f"--set {key}: {part!r} is not a mapping of the parameters")
+            node = node[part]
+        changed[key] = {"profile": copy.deepcopy(node.get(leaf)), "used": value}
+        node[leaf] = value
+    return params, changed
+
+
+def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3",
+                overrides: dict | None = None) -> dict:
     """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
 
+    ``overrides`` (from ``parse_overrides``) change single parameters of the profile; the record's
+    metadata lists them under ``overrides`` with the values they replaced.
     Returns the results dictionary: the recorded numbers, and the run's metadata under `META`.
     Raises ValueError before executing anything when the parameters do not fit the chapter.
     """
@@ -315,7 +354,8 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
 
     source = Path(source)
     stem = source.stem
-    params = check_parameters(source, load_parameters(stem, profile))
+    params, changed = apply_overrides(load_parameters(stem, profile), overrides or {})
+    params = check_parameters(source, params)
     out_dir = Path(out_dir)
     results_dir = out_dir / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -360,6 +400,8 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
         "git_commit": git_commit(),
         "parameters": params,
     }
+    if changed:
+        results[META]["overrides"] = changed
     atomic_write_text(results_dir / f"{stem}.json", json.dumps(results, indent=1, sort_keys=True))
     return results
 
@@ -397,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="execute chapters with papermill into book/")
     p_run.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
     p_run.add_argument("--profile", choices=(*PROFILES, "auto"), default="ci")
+    p_run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="change one parameter of the profile (YAML value; a.b=v for nested); "
+                            "recorded under meta.overrides")
     p_ref = sub.add_parser("reference", help="re-execute chapters into their paired chapters/*.ipynb")
     p_ref.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
     args = parser.parse_args(argv)
@@ -411,15 +456,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         profile = default_profile() if args.profile == "auto" else args.profile
         try:
+            overrides = parse_overrides(args.overrides)
             for src in sources:  # every chapter's parameters are checked before the first one runs
-                check_parameters(src, load_parameters(src.stem, profile))
+                check_parameters(src, apply_overrides(load_parameters(src.stem, profile), overrides)[0])
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
         bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
         for src in bar:
             bar.set_postfix_str(src.stem)
-            res = run_chapter(src, profile)
+            res = run_chapter(src, profile, overrides=overrides)
             n_numbers = len([k for k in res if k != META])
             tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s, {n_numbers} numbers -> book/results/{src.stem}.json")
     else:

@@ -169,3 +169,36 @@ def test_numpy_only_chapter_and_the_runner_do_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=book.ROOT, capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(book.ROOT)})
     assert out.stdout.strip() == "[]"
+
+
+def test_overrides_change_one_parameter_and_the_record_lists_them(tmp_path, monkeypatch):
+    params = tmp_path / "params"
+    (params / "full").mkdir(parents=True)
+    (params / "full" / "99_tiny.yaml").write_text(yaml.safe_dump({"n": 50}))
+    monkeypatch.setattr(book, "PARAMS", params)
+    overrides = book.parse_overrides(["n=4"])
+    results = book.run_chapter(FIXTURE, "full", out_dir=tmp_path / "out", overrides=overrides)
+    assert results["total"] == sum(range(4))
+    meta = results[book.META]
+    assert meta["profile"] == "full" and meta["parameters"] == {"n": 4}
+    assert meta["overrides"] == {"n": {"profile": 50, "used": 4}}
+
+
+def test_override_parsing_and_nested_keys():
+    assert book.parse_overrides(["a=1", "b.c=[1, 2]", "d=x"]) == {"a": 1, "b.c": [1, 2], "d": "x"}
+    with pytest.raises(ValueError, match="expected KEY=VALUE"):
+        book.parse_overrides(["n"])
+    params = {"training": {"epochs": 3}, "n": 1}
+    new, changed = book.apply_overrides(params, {"training.epochs": 9})
+    assert new == {"training": {"epochs": 9}, "n": 1} and params["training"]["epochs"] == 3
+    assert changed == {"training.epochs": {"profile": 3, "used": 9}}
+    with pytest.raises(ValueError, match="'n' is not a mapping"):
+        book.apply_overrides(params, {"n.x": 2})
+
+
+def test_an_override_of_the_wrong_type_stops_the_run(tmp_path, monkeypatch, capsys):
+    (tmp_path / "params" / "full").mkdir(parents=True)
+    monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
+    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    assert book.main(["run", "99", "--profile", "full", "--set", "n=abc"]) == 2
+    assert "parameter n: expected int" in capsys.readouterr().err
