@@ -8,7 +8,8 @@ from lib.physics import fourvectors as fv
 from lib.physics.kinematics import reconstruct_ttbar
 from lib.physics.neutrino_weighting import (WeightingConfig, WeightingResult, calibrate, candidate_assignments,
                                             detector_level_inputs, fallback_solution, neutrino_weighting_samples,
-                                            sample_solutions, solve_neutrino, truth_level_inputs, weigh_solutions)
+                                            sample_solutions, solution_jacobian, solve_neutrino, truth_level_inputs,
+                                            weigh_solutions)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,35 @@ def test_analytic_step_recovers_true_neutrinos(parton_events):
     err = np.linalg.norm(sol - nu[..., None, :3], axis=-1)  # (n, 2 sides, 2 roots)
     err = np.where(valid, err, np.inf).min(axis=-1)
     assert np.all(err < 1e-6 * np.linalg.norm(nu[..., :3], axis=-1) + 1e-6)
+
+
+def test_jacobian_equals_finite_differences_of_the_solutions(parton_events):
+    ev = parton_events
+    lep, b, nu = ev["lep_born_p4"][:, 0], ev["b_p4"][:, 0], ev["nu_p4"][:, 0]
+    point = [fv.eta(nu) + 0.3, fv.mass(lep + nu + b) + 1.0, fv.mass(lep + nu) - 0.5]
+    _, valid = solve_neutrino(lep, b, *point)
+    columns, h = [], 1e-5
+    for k in range(3):
+        up, down = list(point), list(point)
+        up[k], down[k] = point[k] + h, point[k] - h
+        (sol_up, ok_up), (sol_down, ok_down) = solve_neutrino(lep, b, *up), solve_neutrino(lep, b, *down)
+        valid &= ok_up & ok_down
+        columns.append((sol_up - sol_down) / (2 * h))
+    numeric = np.abs(np.linalg.det(np.stack(columns, axis=-1)))
+    jac = solution_jacobian(lep, b, *point)
+    assert valid.sum() > 200
+    np.testing.assert_allclose(jac[valid], numeric[valid], rtol=1e-4)
+    assert np.all(jac[~solve_neutrino(lep, b, *point)[1]] == 0)
+
+
+def test_jacobian_weights_change_the_draws_not_the_solutions(parton_events):
+    inputs = {k: v[:100] for k, v in truth_level_inputs(parton_events).items()}
+    plain = weigh_solutions(**inputs, config=WeightingConfig(met_sigma=10.0), m_samples=20, seed=3)
+    jac = weigh_solutions(**inputs, config=WeightingConfig(met_sigma=10.0, jacobian=True), m_samples=20, seed=3)
+    np.testing.assert_array_equal(jac.has_solution, plain.has_solution)
+    np.testing.assert_array_equal(jac.n_solutions, plain.n_solutions)
+    assert np.all(np.isfinite(jac.mean)) and np.all(np.isfinite(jac.top_weights))
+    assert not np.allclose(jac.mean, plain.mean)  # the weights differ, the weighted mean moves
 
 
 def test_scan_on_truth_inputs_beats_pz_zero(parton_events):

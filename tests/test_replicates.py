@@ -96,3 +96,24 @@ def test_interval_hits_match_the_coverage_curves():
 def test_replicates_to_resolve_names_a_count_or_a_larger_test_set():
     assert replicates_to_resolve(SeedEventInterval(0.01, -0.01, 0.03, 0.02, 0.001, 3), 0.0, 0.0).endswith("replicates")
     assert replicates_to_resolve(SeedEventInterval(0.001, -0.01, 0.012, 0.0, 0.01, 3), 0.0, 0.0) == "a larger test set"
+
+
+def test_coverage_error_replicates_match_the_protocol_and_pair_the_events():
+    from lib.metrics import coverage_curve, coverage_error
+    from lib.metrics.replicates import coverage_error_replicates
+
+    rng = np.random.default_rng(0)
+    n, m = 2000, 64
+    truth = rng.normal(size=(n, 2))
+    calibrated = rng.normal(size=(n, m, 2))
+    narrow = 0.5 * rng.normal(size=(n, m, 2))
+    values, reps = coverage_error_replicates([calibrated, narrow], truth, n_boot=300, seed=1)
+    for v, s in zip(values, (calibrated, narrow)):
+        assert v == pytest.approx(float(np.mean(coverage_error(coverage_curve(s, truth)))), abs=1e-12)
+    assert reps.shape == (300, 2)
+    lo, hi = np.percentile(reps[:, 1] - reps[:, 0], [2.5, 97.5])
+    assert lo > 0.1  # the over-confident sampler is worse on every resample
+    one_d, _ = coverage_error_replicates([calibrated[..., 0]], truth[:, 0], n_boot=10)
+    assert one_d[0] == pytest.approx(float(coverage_error(coverage_curve(calibrated[..., 0], truth[:, 0]))))
+    with pytest.raises(ValueError, match="list of sample arrays"):
+        coverage_error_replicates(calibrated, truth)

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._validation import DEFAULT_LEVELS, levels_array
+from .coverage import pit
 from .seeds import MIN_SEEDS_EQUIVALENCE, SeedEventInterval, required_seeds, seed_replicate_interval
 from .uncertainty import bootstrap_means
 from .verdicts import verdict
 
 __all__ = ["replicate_row", "combine_estimates", "ReplicatedReport", "local_coverage_error_replicates",
-           "replicates_to_resolve"]
+           "coverage_error_replicates", "replicates_to_resolve"]
 
 Estimate = tuple[np.ndarray, np.ndarray]  # values (S,), event-bootstrap replicates (B, S)
 
@@ -153,6 +155,35 @@ def local_coverage_error_replicates(covered: Sequence[np.ndarray], covariate, *,
     boot = bootstrap_means([np.concatenate(per_bin, axis=1), in_bin], n_boot=n_boot, seed=seed)
     coverage = boot[0].reshape(n_boot, len(hits), in_bin.shape[1]) / boot[1][:, None, :]
     return values, np.abs(coverage - nominal).max(axis=2)
+
+
+def coverage_error_replicates(samples: Sequence[np.ndarray], truth, levels=DEFAULT_LEVELS, *, n_boot: int = 1000,
+                              seed: int = 0) -> Estimate:
+    """Raw coverage error (worst level, mean over dimensions) of samplers, and on event resamples.
+
+    Parameters
+    ----------
+    samples : one (n, m) or (n, m, d) array per sampler, all for the same ``truth`` (n,) or (n, d)
+    levels : nominal levels of the central intervals (as :func:`~lib.metrics.coverage.coverage_curve`)
+    Returns
+    -------
+    (values (k,), replicates (n_boot, k)) for k samplers; every sampler is scored on the same
+    resampled events, so differences between samplers are paired. ``values`` equals
+    ``coverage_error(coverage_curve(s, truth, levels))`` averaged over dimensions.
+    """
+    lv = levels_array(levels)
+    if isinstance(samples, np.ndarray) or not len(samples):
+        raise ValueError("samples: expected a non-empty list of sample arrays (one per sampler)")
+    hits = []
+    for s in samples:
+        score = np.abs(2.0 * pit(s, truth) - 1.0)
+        score = score.reshape(len(score), -1)  # (n, d)
+        hits.append((score[:, None, :] <= lv[None, :, None]).reshape(len(score), -1).astype(float))
+    d = hits[0].shape[1] // lv.size
+    values = np.array([np.abs(h.mean(0).reshape(lv.size, d) - lv[:, None]).max(axis=0).mean() for h in hits])
+    boot = bootstrap_means(hits, n_boot=n_boot, seed=seed)
+    reps = [np.abs(b.reshape(n_boot, lv.size, d) - lv[None, :, None]).max(axis=1).mean(axis=1) for b in boot]
+    return values, np.stack(reps, axis=1)
 
 
 def replicates_to_resolve(iv: SeedEventInterval, boundary: float, margin: float) -> str:

@@ -57,6 +57,10 @@ class WeightingConfig:
     bjet_response : float
         Mean pT(jet) / pT(b quark) of b-jets; jets are divided by it before solving (1 for
         parton-level inputs).
+    jacobian : bool
+        Multiply each solution's weight by :func:`solution_jacobian`, so that the prior is a
+        density over the neutrino momenta rather than over (eta, m_top, m_w) (default False:
+        the classical weights).
     chunk_events : int
         Events per vectorised block (memory about chunk * 6 * (2 * len(eta_grid))^2 * 12 bytes).
     """
@@ -73,6 +77,7 @@ class WeightingConfig:
     met_sigma: float = 15.0
     max_met_chi2: float = 16.0
     bjet_response: float = 1.0
+    jacobian: bool = False
     chunk_events: int = 64
 
 
@@ -114,25 +119,8 @@ class WeightingResult:
     sample_jets: np.ndarray
 
 
-def solve_neutrino(lepton_p4, b_p4, eta, m_top, m_w) -> tuple[np.ndarray, np.ndarray]:
-    """Neutrino momenta that satisfy the W and top mass constraints at a given pseudorapidity.
-
-    Parameters
-    ----------
-    lepton_p4, b_p4 : array_like, shape (..., 4)
-        Charged lepton and b four-vectors (px, py, pz, E), GeV.
-    eta : array_like
-        Neutrino pseudorapidity (broadcast against the others).
-    m_top, m_w : array_like
-        Masses imposed on (l + b + nu) and (l + nu), GeV.
-
-    Returns
-    -------
-    nu : ndarray, shape (..., 2, 3)
-        (px, py, pz) for the two roots of the quadratic (zeros where invalid).
-    valid : ndarray of bool, shape (..., 2)
-        Root is real with pT > 0.
-    """
+def _linear_solution(lepton_p4, b_p4, eta, m_top, m_w) -> dict:
+    """The pieces of :func:`solve_neutrino`: nu_T = pT u + v, the quadratic in pT and its roots."""
     lep = np.asarray(lepton_p4, dtype=np.float64)
     b = np.asarray(b_p4, dtype=np.float64)
     if lep.shape[-1:] != (4,) or b.shape[-1:] != (4,):
@@ -164,10 +152,73 @@ def solve_neutrino(lepton_p4, b_p4, eta, m_top, m_w) -> tuple[np.ndarray, np.nda
     lin_root = -qc / np.where(np.abs(qb) > 0, qb, 1.0)
     roots = np.where(linear[..., None], lin_root[..., None], roots)
     valid = (disc >= 0)[..., None] & (roots > 0) & (np.abs(det) > 1e-9)[..., None] & np.isfinite(roots)
-    pt_nu = np.where(valid, roots, 0.0)
-    nu = np.stack([pt_nu * ux[..., None] + vx[..., None], pt_nu * uy[..., None] + vy[..., None],
-                   pt_nu * sh[..., None]], axis=-1)
+    return dict(lep=lep, lb=lb, ch=ch, sh=sh, safe=safe, ux=ux, uy=uy, vx=vx, vy=vy,
+                pt=np.where(valid, roots, 0.0), valid=valid)
+
+
+def solve_neutrino(lepton_p4, b_p4, eta, m_top, m_w) -> tuple[np.ndarray, np.ndarray]:
+    """Neutrino momenta that satisfy the W and top mass constraints at a given pseudorapidity.
+
+    Parameters
+    ----------
+    lepton_p4, b_p4 : array_like, shape (..., 4)
+        Charged lepton and b four-vectors (px, py, pz, E), GeV.
+    eta : array_like
+        Neutrino pseudorapidity (broadcast against the others).
+    m_top, m_w : array_like
+        Masses imposed on (l + b + nu) and (l + nu), GeV.
+
+    Returns
+    -------
+    nu : ndarray, shape (..., 2, 3)
+        (px, py, pz) for the two roots of the quadratic (zeros where invalid).
+    valid : ndarray of bool, shape (..., 2)
+        Root is real with pT > 0.
+    """
+    q = _linear_solution(lepton_p4, b_p4, eta, m_top, m_w)
+    pt_nu, valid = q["pt"], q["valid"]
+    nu = np.stack([pt_nu * q["ux"][..., None] + q["vx"][..., None], pt_nu * q["uy"][..., None] + q["vy"][..., None],
+                   pt_nu * q["sh"][..., None]], axis=-1)
     return np.where(valid[..., None], nu, 0.0), valid
+
+
+def solution_jacobian(lepton_p4, b_p4, eta, m_top, m_w) -> np.ndarray:
+    """|det d(px, py, pz) / d(eta, m_top, m_w)| of each root of :func:`solve_neutrino`, GeV.
+
+    The density of the scanned solutions in momentum space is the density of the scan in
+    (eta, m_top, m_w) divided by this factor; weights multiplied by it describe a posterior whose
+    prior (the eta prior times the mass line shapes) is a density over the neutrino momentum.
+    It diverges where the two roots merge (zero discriminant). Shape (..., 2), 0 where invalid.
+    """
+    q = _linear_solution(lepton_p4, b_p4, eta, m_top, m_w)
+    lep, lb, safe, sh, ch = q["lep"], q["lb"], q["safe"], q["sh"], q["ch"]
+    ux, uy, vx, vy = (q[k][..., None] for k in ("ux", "uy", "vx", "vy"))
+    pt = q["pt"]
+    nx, ny = pt * ux + vx, pt * uy + vy
+    # derivatives of u (eta only) and v (masses only), with c1 = (mW^2 - ml^2)/2, c2 = (mt^2 - mlb^2)/2
+    da1 = lep[..., 3] * sh - lep[..., 2] * ch
+    da2 = lb[..., 3] * sh - lb[..., 2] * ch
+    dux = ((lb[..., 1] * da1 - lep[..., 1] * da2) / safe)[..., None]
+    duy = ((-lb[..., 0] * da1 + lep[..., 0] * da2) / safe)[..., None]
+    m_w = np.asarray(m_w, dtype=np.float64)
+    m_top = np.asarray(m_top, dtype=np.float64)
+    zero = np.zeros_like(nx)
+    # partial derivatives at fixed pT, columns (eta, m_top, m_w): dc1/dm_w = m_w, dc2/dm_top = m_top
+    dvx_dmw = (-lb[..., 1] / safe * m_w)[..., None] + zero
+    dvy_dmw = (lb[..., 0] / safe * m_w)[..., None] + zero
+    dvx_dmt = (lep[..., 1] / safe * m_top)[..., None] + zero
+    dvy_dmt = (-lep[..., 0] / safe * m_top)[..., None] + zero
+    partial_x = np.stack([pt * dux, dvx_dmt, dvx_dmw], axis=-1)
+    partial_y = np.stack([pt * duy, dvy_dmt, dvy_dmw], axis=-1)
+    partial_z = np.stack([pt * ch[..., None] + zero, zero, zero], axis=-1)
+    # pT follows the constraint F = nx^2 + ny^2 - pT^2 = 0: dpT = -(dF/dtheta) / (dF/dpT)
+    dF_dtheta = 2 * (nx[..., None] * partial_x + ny[..., None] * partial_y)
+    dF_dpt = 2 * (nx * ux + ny * uy - pt)
+    ok = q["valid"] & (np.abs(dF_dpt) > 1e-12)
+    dpt = -dF_dtheta / np.where(ok, dF_dpt, 1.0)[..., None]
+    jac = np.stack([partial_x + ux[..., None] * dpt, partial_y + uy[..., None] * dpt,
+                    partial_z + (sh[..., None] + zero)[..., None] * dpt], axis=-2)
+    return np.where(ok, np.abs(np.linalg.det(jac)), 0.0)
 
 
 def candidate_assignments(jet_p4, jet_btag, jet_mask) -> tuple[np.ndarray, np.ndarray]:
@@ -266,7 +317,11 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
         nu, valid = solve_neutrino(lep[:, None, side, None, :], cand[:, :, side, None, :],
                                    eta, masses[side, :, 0], masses[side, :, 1])
         s = nu.shape[2] * 2
-        p = (valid * prior[:, None] * ok[:, :, None, None]).reshape(b, n_a, s).astype(np.float32)
+        p = valid * prior[:, None] * ok[:, :, None, None]
+        if cfg.jacobian:
+            p = p * solution_jacobian(lep[:, None, side, None, :], cand[:, :, side, None, :],
+                                      eta, masses[side, :, 0], masses[side, :, 1])
+        p = p.reshape(b, n_a, s).astype(np.float32)
         sols.append((nu.reshape(b, n_a, s, 3), p))
     (nu1, p1), (nu2, p2) = sols
     # chi2 of the MET agreement, |r_i + t_j|^2 / sigma^2 with r = nu_T - MET and t = nubar_T.

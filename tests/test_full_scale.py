@@ -1,0 +1,54 @@
+"""lib.full_scale: kept full-profile records and how chapters compare them with their own run."""
+
+import json
+
+import pytest
+
+from lib import full_scale as fs
+
+
+def _write(tmp_path, stem, record):
+    (tmp_path / "results" / "full").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "results" / "full" / f"{stem}.json").write_text(json.dumps(record))
+
+
+META = {"profile": "full", "git_commit": "a" * 40, "device": "cpu", "seconds": 600.0, "parameters": {"n": 5},
+        "versions": {"torch": "2.13.0"}, "cpu_model": "Some CPU", "cpu_count": 2,
+        "overrides": {"n": {"profile": 100, "used": 5}}}
+
+
+def test_a_record_with_provenance_is_loaded_and_described(tmp_path):
+    _write(tmp_path, "02_x", {"claim.a": "yes", "meta": META})
+    record = fs.load_full_record("02_x", root=tmp_path)
+    assert record["claim.a"] == "yes"
+    assert fs.provenance_line(record) == "commit aaaaaaaaaa on CPU (Some CPU, 2 cores), torch 2.13.0, 10 min"
+    table = fs.overrides_table(record)
+    assert table.loc["n"].tolist() == ["100", "5"]
+    assert fs.shrunk_line(record, ["n", "m"]) == "n 100 → 5"
+    assert fs.shrunk_line(record, ["m"]) == "none"
+    assert fs.load_full_record("03_missing", root=tmp_path) is None
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"profile": "ci"}, "not 'full'"),
+    ({"git_commit": "abc-dirty"}, "not a clean commit"),
+    ({"versions": None}, None),
+])
+def test_records_without_provenance_are_refused(tmp_path, change, match):
+    meta = {**META, **change}
+    if change.get("versions", 1) is None:
+        del meta["versions"]
+        match = r"lacks \['versions'\]"
+    _write(tmp_path, "02_x", {"meta": meta})
+    with pytest.raises(ValueError, match=match):
+        fs.load_full_record("02_x", root=tmp_path)
+
+
+def test_verdicts_side_by_side_and_the_ones_resolved_only_at_full():
+    ci = {"claim.a": "not resolved", "claim.b": "yes", "best.c": "flow", "crps.flow": 1.0}
+    full = {"claim.a": "yes", "claim.b": "yes", "claim.d": "no", "crps.flow": 0.9}
+    table = fs.verdicts_side_by_side(ci, full)
+    assert list(table.index) == ["best.c", "claim.a", "claim.b", "claim.d"]
+    assert table.loc["claim.a"].tolist() == ["not resolved", "yes", "no"]
+    assert table.loc["claim.b", "same"] == "yes" and table.loc["claim.d", "this run"] == "—"
+    assert fs.resolved_only_at_full(ci, full) == ["claim.a"]
