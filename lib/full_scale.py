@@ -59,17 +59,55 @@ def provenance_line(record: Mapping) -> str:
             f"{meta['seconds'] / 60:.0f} min")
 
 
+def _changes(key: str, old, new):
+    """(dotted key, old, new) for every setting an override changed, nested mappings expanded."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new)):
+            yield from _changes(f"{key}.{k}", old.get(k), new.get(k))
+    elif old != new:
+        yield key, old, new
+
+
+def _text(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
 def overrides_table(record: Mapping) -> pd.DataFrame:
-    """The parameters of the full profile this run changed: value in the profile and value used."""
+    """The settings of the full profile this run changed: value in the profile and value used.
+
+    An override of a mapping (``encoder={...}``) shows one row per setting that differs.
+    """
     over = record["meta"].get("overrides") or {}
-    rows = {k: {"full profile": json.dumps(v["profile"]), "used": json.dumps(v["used"])} for k, v in over.items()}
+    rows = {k: {"full profile": _text(a), "used": _text(b)}
+            for key, v in over.items() for k, a, b in _changes(key, v["profile"], v["used"])}
     return pd.DataFrame(rows, index=["full profile", "used"]).T.rename_axis("parameter")
 
 
 def shrunk_line(record: Mapping, keys: Sequence[str]) -> str:
-    """``"n_train 1000000 -> 200000, ..."`` for the given overridden keys, or "none" if none of them was changed."""
+    """``"n_train 1,000,000 → 200,000, ..."`` for the given overridden keys ("none" if none changed).
+
+    An overridden mapping is summarised as ``"encoder (9 settings)"`` (``"schedule (replaced)"``
+    when a mapping replaces a plain value or the reverse); :func:`overrides_table` lists them.
+    """
     over = record["meta"].get("overrides") or {}
-    parts = [f"{k} {over[k]['profile']} → {over[k]['used']}" for k in keys if k in over]
+    parts = []
+    for key in keys:
+        if key not in over:
+            continue
+        changed = list(_changes(key, over[key]["profile"], over[key]["used"]))
+        old, new = over[key]["profile"], over[key]["used"]
+        if isinstance(old, dict) and isinstance(new, dict):
+            parts.append(f"{key} ({len(changed)} setting{'s' if len(changed) != 1 else ''})")
+        elif isinstance(old, dict) or isinstance(new, dict):
+            parts.append(f"{key} (replaced)")
+        elif changed:
+            parts.append(f"{key} {_text(over[key]['profile'])} → {_text(over[key]['used'])}")
     return ", ".join(parts) if parts else "none"
 
 

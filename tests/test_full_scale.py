@@ -25,6 +25,17 @@ def test_a_record_with_provenance_is_loaded_and_described(tmp_path):
     table = fs.overrides_table(record)
     assert table.loc["n"].tolist() == ["100", "5"]
     assert fs.shrunk_line(record, ["n", "m"]) == "n 100 → 5"
+    record["meta"]["overrides"] = {"n": {"profile": 1000000, "used": 200000},
+                                   "enc": {"profile": {"width": 256, "heads": 8, "bias": True},
+                                           "used": {"width": 32, "heads": 8, "bias": False}},
+                                   "sched": {"profile": {"warmup": 2}, "used": None}}
+    table = fs.overrides_table(record)
+    assert table.to_dict("index") == {"n": {"full profile": "1,000,000", "used": "200,000"},
+                                      "enc.bias": {"full profile": "true", "used": "false"},
+                                      "enc.width": {"full profile": "256", "used": "32"},
+                                      "sched": {"full profile": '{"warmup": 2}', "used": "null"}}
+    line = fs.shrunk_line(record, ["n", "enc", "sched"])
+    assert line == "n 1,000,000 → 200,000, enc (2 settings), sched (replaced)"
     assert fs.shrunk_line(record, ["m"]) == "none"
     assert fs.load_full_record("03_missing", root=tmp_path) is None
 
