@@ -112,6 +112,17 @@ def test_bad_parameters():
     assert set(CONDITIONS) >= {"no_proxy", "proxy_sft", "proxy_rl"}
 
 
+@pytest.mark.parametrize("profile", ["ci", "full"])
+def test_every_profile_file_is_a_valid_sweep_input(profile):
+    from lib.book import ROOT
+
+    with open(ROOT / f"params/{profile}/04_proxy_rubric.yaml") as fh:
+        params = yaml.safe_load(fh)
+    config, seeds, conditions = split_params(params)  # what `python -m lib.rubric.sweep --params` reads
+    assert seeds == params["seeds"] and conditions == params["conditions"]
+    assert config.n_rl == params["n_rl"]
+
+
 def test_saved_sweep_must_match_the_current_parameters():
     import copy
 

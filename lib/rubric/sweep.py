@@ -31,7 +31,8 @@ from .provenance import sweep_provenance
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
-CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress")
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress",
+                "profile")
 
 
 def split_params(params: dict) -> tuple[RubricConfig, list[int], list[str]]:
