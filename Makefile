@@ -32,7 +32,7 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 book: setup
-	$(PY) -m lib.book run --profile auto
+	$(PY) -m posteval.book run --profile auto
 	$(MAKE) html
 
 html: setup

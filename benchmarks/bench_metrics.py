@@ -1,4 +1,4 @@
-"""Benchmark of lib.metrics against scoringrules, and of the bootstrapped protocol table.
+"""Benchmark of posteval.metrics against scoringrules, and of the bootstrapped protocol table.
 
 Run from the repository root:  .venv/bin/python benchmarks/bench_metrics.py [--scale 1.0]
 
@@ -27,9 +27,7 @@ from pathlib import Path
 import numpy as np
 import scoringrules as sr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from lib import metrics  # noqa: E402
+from posteval import metrics  # noqa: E402
 
 
 def best_of(fn, repeat: int = 2) -> tuple[object, float]:
@@ -67,7 +65,7 @@ def main() -> None:
     truth = rng.normal(size=(n, d))
     fct = np.moveaxis(samples, 1, -1)  # scoringrules: ensemble on the last axis for the CRPS
     backends = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
-    print(f"lib.metrics vs scoringrules {sr.__version__} ({', '.join(backends)}); m = {m}, d = {d}; {load()}")
+    print(f"posteval.metrics vs scoringrules {sr.__version__} ({', '.join(backends)}); m = {m}, d = {d}; {load()}")
     print("(numba not installed: numpy backend only)" if len(backends) == 1 else "")
     for backend in backends:
         print(f"CRPS, backend {backend}")

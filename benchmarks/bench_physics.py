@@ -1,4 +1,4 @@
-"""Benchmark of lib.physics: generation throughput, parallel speed-up, neutrino weighting.
+"""Benchmark of posteval.physics: generation throughput, parallel speed-up, neutrino weighting.
 
 Run from the repository root:  .venv/bin/python benchmarks/bench_physics.py [--scale 1.0] [--dask]
 
@@ -7,7 +7,7 @@ bare Pythia generation; the 2-worker speed-up of ``load_or_generate`` with the l
 beside it; and neutrino weighting's events/s, solution fraction and resolution against the
 trivial guess (nu_T = nubar_T = MET / 2, pz = 0), at truth and at detector level.
 
-``--dask`` instead compares the two paths of :mod:`lib.parallel` side by side: local processes
+``--dask`` instead compares the two paths of :mod:`posteval.parallel` side by side: local processes
 and a local Dask cluster, 1 and 2 workers each (events/s, speed-up, identical files), and Dask's
 overhead per chunk. About a minute on 2 idle cores at ``--scale 1``.
 """
@@ -24,11 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from lib.physics import chunks, ttbar  # noqa: E402
-from lib.physics.generator import make_pythia  # noqa: E402
-from lib.physics.neutrino_weighting import (calibrate, detector_level_inputs, fallback_solution,  # noqa: E402
+from posteval.physics import chunks, ttbar  # noqa: E402
+from posteval.physics.generator import make_pythia  # noqa: E402
+from posteval.physics.neutrino_weighting import (calibrate, detector_level_inputs, fallback_solution,  # noqa: E402
                                             truth_level_inputs, weigh_solutions)
 
 
@@ -103,7 +101,7 @@ def _dask_run(n: int, seed: int, cache: Path, n_workers: int):
     """(path, wall s, summed chunk compute s) of load_or_generate on a fresh local Dask cluster."""
     from distributed import get_task_stream
 
-    from lib.parallel import dask_client
+    from posteval.parallel import dask_client
 
     with dask_client(n_workers=n_workers) as client:
         client.run(_warm_up)  # imports and a first Pythia init, as in this process
@@ -134,7 +132,7 @@ def bench_dask(n: int, seed: int) -> None:
             paths.append(path)
         same = len({p.read_bytes() for p in paths}) == 1
     walls = {(r[0], r[1]): r[2] for r in rows}
-    print(f"[lib.parallel paths, load_or_generate, mode=shower, {n} events = {n_chunks} chunks, incl. the file]")
+    print(f"[posteval.parallel paths, load_or_generate, mode=shower, {n} events = {n_chunks} chunks, incl. the file]")
     print(f"  {'path':<10} {'workers':>7} {'wall s':>7} {'ev/s':>7} {'speed-up':>9}   load before the run")
     for path_name, n_workers, wall, before in rows:
         print(f"  {path_name:<10} {n_workers:>7} {wall:7.1f} {n / wall:7.0f} "
@@ -191,7 +189,7 @@ def main() -> None:
     parser.add_argument("--dask", action="store_true", help="only the process-pool vs Dask comparison")
     args = parser.parse_args()
     s = args.scale
-    print(f"lib.physics benchmark, {time.strftime('%Y-%m-%d %H:%M:%S')} UTC, {os.cpu_count()} CPUs")
+    print(f"posteval.physics benchmark, {time.strftime('%Y-%m-%d %H:%M:%S')} UTC, {os.cpu_count()} CPUs")
     if args.dask:
         bench_dask(int(20000 * s), args.seed)
         return

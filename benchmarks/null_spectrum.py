@@ -9,7 +9,7 @@ Prints mean chi2/ndf, the fraction of p < 0.05 and the KS p-value of uniformity,
 `chi2_spectrum` (ndf = bins, truth-quantile bins; git revision given by --before, optional) and
 for `spectrum_test` (asymptotic and exchange p-values).
 
-    PYTHONPATH=$PWD python benchmarks/null_spectrum.py [--before e31af41]
+    python benchmarks/null_spectrum.py [--before e31af41]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from lib import metrics
+from posteval import metrics
 
 
 def draws(kind: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -38,7 +38,7 @@ def draws(kind: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 
 
 def old_module(rev: str):
-    src = subprocess.run(["git", "show", f"{rev}:lib/metrics/__init__.py"], capture_output=True, text=True, check=True).stdout
+    src = subprocess.run(["git", "show", f"{rev}:lib/posteval/metrics/__init__.py"], capture_output=True, text=True, check=True).stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(src)
     spec = importlib.util.spec_from_file_location("old_metrics", f.name)

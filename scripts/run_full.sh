@@ -10,7 +10,7 @@
 #   02: 1e6 training events, 5 seeds x 6 learned models.
 #   03: generates 1e6 events in mode "full" (~9 min on 16 processes), trains 5 seeds x 4 models
 #       with the nu2flows architecture (<= 50 min: max_seconds per model), ~1 h in all.
-# Chapter 4's sweep keeps its own record: python -m lib.rubric.sweep (see book/running_at_scale.md).
+# Chapter 4's sweep keeps its own record: python -m posteval.rubric.sweep (see book/running_at_scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CHAPTER=${1:?usage: bash scripts/run_full.sh 02|03 [--cpu] [--set KEY=VALUE ...]}
@@ -38,8 +38,7 @@ fi
 if [ "$CPU" = 0 ]; then
   "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'error: no CUDA device visible (--cpu runs without one)')"
 fi
-export PYTHONPATH=$PWD
-"$PY" -m lib.book run "$CHAPTER" --profile full ${SETS[@]+"${SETS[@]}"}
+"$PY" -m posteval.book run "$CHAPTER" --profile full ${SETS[@]+"${SETS[@]}"}
 mkdir -p results/full
 STEM=$STEM "$PY" - <<'PYEOF'
 import json

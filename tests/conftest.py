@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from lib import book
+from posteval import book
 
 
 @pytest.fixture(scope="module")

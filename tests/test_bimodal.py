@@ -5,8 +5,8 @@ import pytest
 import torch
 from scipy import integrate
 
-from lib import metrics
-from lib.data.bimodal import ExactPosterior, sample_bimodal
+from posteval import metrics
+from posteval.data.bimodal import ExactPosterior, sample_bimodal
 
 SIGMA = 0.1
 
@@ -115,7 +115,7 @@ def test_bad_input_raises_value_error(call, match):
 
 
 def test_model_tensors_standardise_with_the_reference_split():
-    from lib.data.bimodal import model_tensors
+    from posteval.data.bimodal import model_tensors
 
     train, test = sample_bimodal(500, seed=1), sample_bimodal(200, seed=2)
     context, target = model_tensors({"train": train, "test": test})

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from lib import book
+from posteval import book
 
 FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"
 
@@ -163,11 +163,11 @@ def test_numpy_only_chapter_and_the_runner_do_not_import_torch():
     source = book.resolve_chapter("01")
     imports = [ast.unparse(node) for cell in jupytext.read(source).cells if cell.cell_type == "code"
                for node in ast.parse(cell.source).body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    assert any("lib" in line for line in imports)
-    code = "\n".join(["import sys", "import lib.book", *imports, "lib.book.seed_everything(0)",
+    assert any("posteval" in line for line in imports)
+    code = "\n".join(["import sys", "import posteval.book", *imports, "posteval.book.seed_everything(0)",
                       "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"])
     out = subprocess.run([sys.executable, "-c", code], cwd=book.ROOT, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(book.ROOT)})
+                         env={**os.environ, "PYTHONPATH": str(book.ROOT / "lib")})
     assert out.stdout.strip() == "[]"
 
 

@@ -1,14 +1,14 @@
-"""The chapter-3 computations that live in lib: scores per event, seed stacking, paired
+"""The chapter-3 computations that live in posteval: scores per event, seed stacking, paired
 comparisons, MET resolution, mass windows and the prior baseline."""
 
 import numpy as np
 import pytest
 
-from lib import metrics
-from lib.metrics.comparison import PairedComparison
-from lib.metrics.seed_event import paired_seed_event_interval, seed_t_interval, stack_seeds
-from lib.models.baselines import prior_samples
-from lib.physics.kinematics import in_mass_window, met_resolution
+from posteval import metrics
+from posteval.metrics.comparison import PairedComparison
+from posteval.metrics.seed_event import paired_seed_event_interval, seed_t_interval, stack_seeds
+from posteval.models.baselines import prior_samples
+from posteval.physics.kinematics import in_mass_window, met_resolution
 
 RNG = np.random.default_rng(3)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from lib import book
+from posteval import book
 
 ROOT = book.ROOT
 SOURCES = book.chapter_sources()
@@ -34,7 +34,7 @@ def _cells_ipynb(path):
 @pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
 def test_pair_in_sync_and_executed(source):
     ipynb = source.with_suffix(".ipynb")
-    assert ipynb.exists(), f"{ipynb.name} missing: run python -m lib.book reference {source.stem[:2]}"
+    assert ipynb.exists(), f"{ipynb.name} missing: run python -m posteval.book reference {source.stem[:2]}"
     md, nb = _cells_md(source), _cells_ipynb(ipynb)
     first = next((i for i, (a, b) in enumerate(zip(md, nb)) if a != b), min(len(md), len(nb)))
     assert md == nb, (f"{source.name} and {ipynb.name} differ from cell {first} on (prose or code, "

@@ -1,6 +1,6 @@
 """What readers see is clean: no warning on a stderr stream and no absolute path of the machine
 that ran it, in the reference notebooks (chapters/*.ipynb) and in the built book (book/*.ipynb,
-when `make book` or `python -m lib.book run` has made it)."""
+when `make book` or `python -m posteval.book run` has made it)."""
 
 import json
 import re
@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from lib import book
+from posteval import book
 
 NOTEBOOKS = sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")) + sorted(book.BOOK.glob("[0-9][0-9]_*.ipynb"))
 ABSOLUTE_PATH = re.compile(
@@ -71,15 +71,15 @@ def test_notebook_has_no_warning_and_no_absolute_path(path):
 
 
 def test_library_progress_bars_import_silently_in_a_kernel():
-    """tqdm.auto warns about missing ipywidgets on its first import in a kernel; lib.progress does not."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import lib.progress\nimport lib.models.training")])
+    """tqdm.auto warns about missing ipywidgets on its first import in a kernel; posteval.progress does not."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import posteval.progress\nimport posteval.models.training")])
     NotebookClient(nb, timeout=120, kernel_name="python3", config=book._ipc_kernels(),
                    resources={"metadata": {"path": str(book.ROOT)}}).execute()
     assert nb.cells[0].outputs == []
 
 
 def test_runner_kernel_logs_no_warning_and_stores_no_absolute_path(tmp_path, monkeypatch, capfd):
-    """`lib.book.run_chapter` runs its kernel over IPC (no TCP warning on the kernel's stderr) and
+    """`posteval.book.run_chapter` runs its kernel over IPC (no TCP warning on the kernel's stderr) and
     writes papermill's paths relative to the repository."""
     (tmp_path / "params" / "ci").mkdir(parents=True)
     monkeypatch.setattr(book, "PARAMS", tmp_path / "params")

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from lib.data.ttbar_features import (OBSERVABLE_NAMES, EventArrays, Standardizer, arrays_from_events,
+from posteval.data.ttbar_features import (OBSERVABLE_NAMES, EventArrays, Standardizer, arrays_from_events,
                                      build_event_arrays, derived_observables, matched_observables, momentum_features, split_indices,
                                      subset_events, to_tensors)
-from lib.models.encoder import EventEncoder
-from lib.models import draw_samples, predict_points
-from lib.models.event_models import (MODEL_KINDS, POINT_KINDS, EventCFM, EventFlow, MMDRegressor, TransformerRegressor,
+from posteval.models.encoder import EventEncoder
+from posteval.models import draw_samples, predict_points
+from posteval.models.event_models import (MODEL_KINDS, POINT_KINDS, EventCFM, EventFlow, MMDRegressor, TransformerRegressor,
                                      build_event_model)
-from lib.models.mmd import mmd2
+from posteval.models.mmd import mmd2
 
 DIMS = (4, 6, 5)
 TINY_ENCODER = dict(width=16, heads=2, self_layers=1, class_layers=1, ff_hidden=32, embed_hidden=32,

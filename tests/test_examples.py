@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from lib.examples.discrete_posterior import DiscreteProblem, random_problems
-from lib.examples.gaussian_linear import GaussianLinear
-from lib.examples.regressors import fit_binned_mean, fit_polynomial
+from posteval.examples.discrete_posterior import DiscreteProblem, random_problems
+from posteval.examples.gaussian_linear import GaussianLinear
+from posteval.examples.regressors import fit_binned_mean, fit_polynomial
 
 
 def test_gaussian_linear_total_variance_terms():

@@ -1,10 +1,10 @@
-"""lib.full_scale: kept full-profile records and how chapters compare them with their own run."""
+"""posteval.full_scale: kept full-profile records and how chapters compare them with their own run."""
 
 import json
 
 import pytest
 
-from lib import full_scale as fs
+from posteval import full_scale as fs
 
 
 def _write(tmp_path, stem, record):

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from lib import book
+from posteval import book
 
 TOC = yaml.safe_load((book.ROOT / "_toc.yml").read_text())
 PAGES = [PurePosixPath(c["file"]).name for part in TOC["parts"] for c in part["chapters"]]

@@ -24,7 +24,7 @@ import jupytext
 import pytest
 from jupyter_client import BlockingKernelClient
 
-from lib import book, lab
+from posteval import book, lab
 
 CHAPTER = "chapters/01_total_variance.md"
 ARTIFACTS = book.ROOT / "_build" / "test-artifacts"
@@ -55,7 +55,7 @@ def server(tmp_path_factory):
     token, port = secrets.token_hex(16), _free_port()
     env = dict(os.environ, JUPYTER_CONFIG_PATH=str(book.ROOT / "jupyter-config"), JUPYTER_CONFIG_DIR=str(tmp / "config"),
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_DATA_DIR=str(tmp / "data"), IPYTHONDIR=str(tmp / "ipython"),
-               PYTHONPATH=os.pathsep.join(p for p in (str(book.ROOT), os.environ.get("PYTHONPATH")) if p))
+               PYTHONPATH=os.pathsep.join(p for p in (str(book.ROOT / "lib"), os.environ.get("PYTHONPATH")) if p))
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={book.ROOT}",
            f"--FileCheckpoints.checkpoint_dir={tmp / 'checkpoints'}"]  # absolute: nothing written into the checkout

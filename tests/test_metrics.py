@@ -6,7 +6,7 @@ import pytest
 import scoringrules
 from scipy import stats
 
-from lib import metrics
+from posteval import metrics
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`python -m lib.metrics report` on two toy models: its numbers are protocol_report's, its
+"""`python -m posteval.metrics report` on two toy models: its numbers are protocol_report's, its
 files are all written, and unusable input gives a one-line error naming the file and key."""
 
 import json
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib import book, metrics
+from posteval import book, metrics
 
 N, M, N_CAL = 400, 32, 300
 
@@ -37,8 +37,8 @@ def toy(tmp_path_factory):
 
 
 def _cli(cwd, *args):
-    return subprocess.run([sys.executable, "-m", "lib.metrics", "report", *args], cwd=cwd, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(book.ROOT), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}, timeout=120)
+    return subprocess.run([sys.executable, "-m", "posteval.metrics", "report", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(book.ROOT / "lib"), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}, timeout=120)
 
 
 TOY_ARGS = ["--samples", "sampler=sampler.npz:samples", "--samples", "regressor=regressor.npy",

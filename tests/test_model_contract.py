@@ -1,4 +1,4 @@
-"""Every model class of the book against the one contract of `lib.models`.
+"""Every model class of the book against the one contract of `posteval.models`.
 
 loss(batch) -> scalar with gradients into every parameter; predict(context) -> (n, dim) for point
 estimators; sample(context, m, generator) -> (n, m, dim), reproducible for a seeded generator;
@@ -8,8 +8,8 @@ log_prob(x, context) -> (n,) for densities; and a few steps of `fit` on one batc
 import pytest
 import torch
 
-from lib.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
-from lib.models.event_models import EventCFM, EventFlow, MMDRegressor, TransformerRegressor, build_event_model
+from posteval.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
+from posteval.models.event_models import EventCFM, EventFlow, MMDRegressor, TransformerRegressor, build_event_model
 
 N, M, DIM, CONTEXT_DIM = 16, 5, 2, 3
 EVENT_DIMS = (4, 6, 5)

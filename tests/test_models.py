@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
+from posteval.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
 
 N, M = 7, 5
 

@@ -1,5 +1,5 @@
 """The library as a package: `pip install ".[models]"` from pyproject.toml into a fresh venv works
-offline, and `import lib` changes no global state."""
+offline, and `import posteval` changes no global state."""
 
 import shutil
 import subprocess
@@ -11,7 +11,7 @@ from importlib import metadata
 
 from packaging.requirements import Requirement
 
-from lib import book
+from posteval import book
 
 
 def _declared(extras=("models",)):
@@ -50,18 +50,18 @@ def test_pip_install_into_a_fresh_venv_and_run_the_protocol(tmp_path):
     outside.mkdir()
     script = textwrap.dedent("""
         import numpy as np
-        import lib
-        from lib import metrics
+        import posteval
+        from posteval import metrics
         rng = np.random.default_rng(0)
         truth = rng.normal(size=200)
         table = metrics.protocol_report({"model": truth[:, None] + rng.normal(size=(200, 16))}, truth)
-        print(lib.__file__)
+        print(posteval.__file__)
         print(len(table), table["crps"].iloc[0] > 0)
     """)
     run = subprocess.run([str(py), "-c", script], cwd=outside, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr[-3000:]
     where, result = run.stdout.split("\n")[:2]
-    assert where.startswith(fresh_site), f"lib imported from {where}, not from the fresh venv"
+    assert where.startswith(fresh_site), f"posteval imported from {where}, not from the fresh venv"
     assert result == "1 True"
     console = venv / "bin" / "protocol-report"
     assert console.exists()
@@ -73,9 +73,9 @@ def test_import_lib_has_no_global_side_effects():
     script = textwrap.dedent("""
         import sys, warnings
         before = list(warnings.filters)
-        import lib
-        assert list(warnings.filters) == before, "import lib changed the warning filters"
-        assert not any(m == "tqdm" or m.startswith("tqdm.") for m in sys.modules), "import lib imported tqdm"
+        import posteval
+        assert list(warnings.filters) == before, "import posteval changed the warning filters"
+        assert not any(m == "tqdm" or m.startswith("tqdm.") for m in sys.modules), "import posteval imported tqdm"
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=book.ROOT)
     assert run.returncode == 0, run.stderr

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lib.plotting import palette
+from posteval.plotting import palette
 
 
 def test_models_in_the_same_role_share_a_colour_and_others_differ():
@@ -22,7 +22,7 @@ def test_colours_maps_names_for_seaborn():
 
 
 def test_line_colours_prefer_explicit_then_palette_then_spares():
-    from lib.plotting import line_colours
+    from posteval.plotting import line_colours
 
     got = line_colours(["flow", "my model", "truth-like"], {"my model": "#123456"})
     assert got["flow"] == palette.colour("flow")

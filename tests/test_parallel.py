@@ -1,4 +1,4 @@
-"""lib.parallel: the executor seam (in-process, process pool, Dask), and its users on a LocalCluster.
+"""posteval.parallel: the executor seam (in-process, process pool, Dask), and its users on a LocalCluster.
 
 One local Dask cluster (2 process workers, 1 thread each) serves the module: parton-level event
 generation (same bytes as serial, resume, a killed worker), the rubric sweep, and the faults of the
@@ -21,11 +21,11 @@ import pandas as pd
 import psutil
 import pytest
 
-from lib import parallel
-from lib.physics import ttbar
-from lib.physics.event_file import stored_hash_matches
-from lib.rubric.experiment import RubricConfig
-from lib.rubric.sweep import run_sweep
+from posteval import parallel
+from posteval.physics import ttbar
+from posteval.physics.event_file import stored_hash_matches
+from posteval.rubric.experiment import RubricConfig
+from posteval.rubric.sweep import run_sweep
 from test_rubric_repro import TINY
 
 N_EVENTS, SEED = 1000, 4  # 10 chunks of 100 parton-level events
@@ -47,7 +47,7 @@ def _generate(cache, **kwargs):
 @pytest.fixture(scope="module")
 def client():
     with parallel.dask_client(n_workers=2) as c:
-        c.run(__import__, "lib.physics.chunks")  # imports outside the tests' timing
+        c.run(__import__, "posteval.physics.chunks")  # imports outside the tests' timing
         yield c
 
 
@@ -107,10 +107,10 @@ def test_unreachable_scheduler_names_the_address():
 def test_pool_workers_exit_with_a_killed_parent(tmp_path):
     script = textwrap.dedent("""
         import time
-        from lib.parallel import map_jobs
+        from posteval.parallel import map_jobs
         map_jobs(time.sleep, [60, 60], workers=2, progress=False)
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": os.getcwd()})
+    parent = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ttbar.REPO_ROOT / "lib")})
     try:
         deadline = time.time() + 60
         workers = []

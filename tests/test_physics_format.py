@@ -4,8 +4,8 @@ import h5py
 import numpy as np
 import pytest
 
-from lib.physics import ttbar
-from lib.physics.event_file import content_hash, schema_arrays, stored_hash_matches, write_atomic
+from posteval.physics import ttbar
+from posteval.physics.event_file import content_hash, schema_arrays, stored_hash_matches, write_atomic
 
 J = 4
 

@@ -11,10 +11,10 @@ import h5py
 import numpy as np
 import pytest
 
-from lib.physics import chunks, detector, ttbar
-from lib.physics import fourvectors as fv
-from lib.physics.config import DetectorConfig, GenerationConfig
-from lib.physics.event_file import concatenate_atomic, read_attrs, stored_hash_matches, write_atomic
+from posteval.physics import chunks, detector, ttbar
+from posteval.physics import fourvectors as fv
+from posteval.physics.config import DetectorConfig, GenerationConfig
+from posteval.physics.event_file import concatenate_atomic, read_attrs, stored_hash_matches, write_atomic
 
 
 def _sha(path):
@@ -301,7 +301,7 @@ def test_cache_dir_and_chunk_size_must_be_valid(tmp_path):
 
 _RACER = """
 import pathlib, sys, time
-from lib.physics import ttbar
+from posteval.physics import ttbar
 go = pathlib.Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.01)
@@ -312,7 +312,7 @@ print(ttbar.load_or_generate(600, seed=8, mode="parton", cache_dir=sys.argv[1], 
 
 def test_two_processes_share_one_cache_dir(tmp_path):
     cache = tmp_path / "cache"
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": str(ttbar.REPO_ROOT / "lib")}
     racers = [subprocess.Popen([sys.executable, "-c", _RACER, str(cache), str(tmp_path / f"go{i}")], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (0, 1)]
     (tmp_path / "go0").touch()

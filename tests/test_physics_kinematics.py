@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lib.physics.kinematics import neutrino_p4, reconstruct_ttbar, truth_matched_bjets
+from posteval.physics.kinematics import neutrino_p4, reconstruct_ttbar, truth_matched_bjets
 
 LEP = np.array([[[10.0, 0, 0, 10], [-10, 0, 0, 10]]])
 BJ = np.array([[[0.0, 20, 0, 20], [0, -20, 0, 20]]])

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from lib.physics import chunks, ttbar
-from lib.physics import fourvectors as fv
-from lib.physics.kinematics import reconstruct_ttbar
-from lib.physics.neutrino_weighting import (WeightingConfig, WeightingResult, calibrate, candidate_assignments,
+from posteval.physics import chunks, ttbar
+from posteval.physics import fourvectors as fv
+from posteval.physics.kinematics import reconstruct_ttbar
+from posteval.physics.neutrino_weighting import (WeightingConfig, WeightingResult, calibrate, candidate_assignments,
                                             detector_level_inputs, fallback_solution, neutrino_weighting_samples,
                                             sample_solutions, solution_jacobian, solve_neutrino, truth_level_inputs,
                                             weigh_solutions)

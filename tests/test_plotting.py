@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib import metrics, plotting
+from posteval import metrics, plotting
 
 
 def test_protocol_figure_panels_and_labels():
@@ -64,7 +64,7 @@ def test_spectrum_with_ratio_rejects_empty_truth():
 
 
 def test_one_per_event_takes_the_first_sample_or_the_prediction():
-    from lib.plotting.top_quark import one_per_event
+    from posteval.plotting.top_quark import one_per_event
 
     samples = np.arange(24.0).reshape(2, 3, 4)
     np.testing.assert_array_equal(one_per_event(samples), samples[:, 0])
@@ -74,7 +74,7 @@ def test_one_per_event_takes_the_first_sample_or_the_prediction():
 
 
 def test_two_group_separation_of_spikes_one_group_and_constant_rows():
-    from lib.plotting.top_quark import two_group_separation
+    from posteval.plotting.top_quark import two_group_separation
 
     rng = np.random.default_rng(0)
     spikes = np.r_[np.full(30, -5.0), np.full(70, 5.0)]
@@ -88,7 +88,7 @@ def test_two_group_separation_of_spikes_one_group_and_constant_rows():
 
 
 def test_bimodal_figures_fit_the_page_in_the_palette():
-    from lib.plotting import bimodal, palette
+    from posteval.plotting import bimodal, palette
 
     rng = np.random.default_rng(1)
     z = rng.normal(size=500)
@@ -109,7 +109,7 @@ def test_bimodal_figures_fit_the_page_in_the_palette():
 
 
 def test_sweep_figure_draws_the_gap_to_the_bayes_limit_with_its_interval():
-    from lib.plotting import bimodal
+    from posteval.plotting import bimodal
 
     sweep = pd.DataFrame({"N train": [10, 100], "sd of predictions / sd of z": [0.1, 0.05],
                           "RMSE − Bayes": [0.02, -0.01], "lo": [0.01, -0.03], "hi": [0.04, 0.0]})
@@ -124,7 +124,7 @@ def test_sweep_figure_draws_the_gap_to_the_bayes_limit_with_its_interval():
 
 
 def test_conditional_coverage_axes_draws_deviation_from_the_level():
-    from lib.plotting import bimodal
+    from posteval.plotting import bimodal
 
     local = pd.DataFrame({"flow": [0.8, 0.9], "mlp_mse (conformal)": [0.7, 0.85]}, index=["0.10", "1.00"])
     fig, ax = plt.subplots()

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from lib import book
+from posteval import book
 
 SOURCES = book.chapter_sources()
 VERDICT_KEY = re.compile(r"\{glue:text\}`((?:claim|best|target_word)\.[^`:]+)")

@@ -1,13 +1,13 @@
-"""lib.metrics.replicates: replicated models on one test set, with known answers."""
+"""posteval.metrics.replicates: replicated models on one test set, with known answers."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from lib import metrics
-from lib.metrics.replicates import (ReplicatedReport, combine_estimates, local_coverage_error_replicates,
+from posteval import metrics
+from posteval.metrics.replicates import (ReplicatedReport, combine_estimates, local_coverage_error_replicates,
                                     replicate_row, replicates_to_resolve)
-from lib.metrics.seeds import SeedEventInterval
+from posteval.metrics.seeds import SeedEventInterval
 
 SEEDS = [0, 1, 2]
 
@@ -99,8 +99,8 @@ def test_replicates_to_resolve_names_a_count_or_a_larger_test_set():
 
 
 def test_coverage_error_replicates_match_the_protocol_and_pair_the_events():
-    from lib.metrics import coverage_curve, coverage_error
-    from lib.metrics.replicates import coverage_error_replicates
+    from posteval.metrics import coverage_curve, coverage_error
+    from posteval.metrics.replicates import coverage_error_replicates
 
     rng = np.random.default_rng(0)
     n, m = 2000, 64

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.rubric.claims import (COLD, Claim, claim_numbers, claims_table, combine_tables, evaluate_claim,
+from posteval.rubric.claims import (COLD, Claim, claim_numbers, claims_table, combine_tables, evaluate_claim,
                                interval_numbers)
 
 
@@ -64,7 +64,7 @@ def test_numbers_keys():
 
 
 def test_sweep_seconds_of_plain_and_merged_records():
-    from lib.rubric.provenance import sweep_seconds
+    from posteval.rubric.provenance import sweep_seconds
 
     assert sweep_seconds({"total": 5.0, "setup": {}}) == 5.0
     assert sweep_seconds({"base": {"base": {"total": 1.0}, "extra": {"total": 2.0}}, "extra": {"total": 4.0}}) == 7.0
@@ -73,7 +73,7 @@ def test_sweep_seconds_of_plain_and_merged_records():
 
 
 def test_chapter_types_no_verdict_the_intervals_should_decide():
-    from lib.book import ROOT
+    from posteval.book import ROOT
 
     text = (ROOT / "chapters" / "04_proxy_rubric.md").read_text().lower()
     for phrase in ("on every seed", "weakest form", "claim (a) holds", "this is the claim in full",

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from lib.rubric import grammar
-from lib.rubric.task import make_world, sample_pairs
+from posteval.rubric import grammar
+from posteval.rubric.task import make_world, sample_pairs
 
 WORLD = make_world(0)
 V = WORLD.vocab

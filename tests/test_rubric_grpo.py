@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.rubric.grpo import group_advantages, grpo_loss, low_var_kl
+from posteval.rubric.grpo import group_advantages, grpo_loss, low_var_kl
 
 
 def test_advantages_zero_mean_unit_std_per_group():

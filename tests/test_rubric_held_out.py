@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from lib.rubric import grammar
-from lib.rubric.experiment import OrderBiasedProxy, PolicyReward
-from lib.rubric.held_out_judges import MaxJudge, train_vote_judge, vote_annotations, vote_training_data
-from lib.rubric.judges import RuleJudge, judge_accuracy, train_proxy
-from lib.rubric.proxy_data import teacher_rubric_verdicts
-from lib.rubric.task import Pairs, generic_flags, make_world, oracle_flags, sample_pairs
+from posteval.rubric import grammar
+from posteval.rubric.experiment import OrderBiasedProxy, PolicyReward
+from posteval.rubric.held_out_judges import MaxJudge, train_vote_judge, vote_annotations, vote_training_data
+from posteval.rubric.judges import RuleJudge, judge_accuracy, train_proxy
+from posteval.rubric.proxy_data import teacher_rubric_verdicts
+from posteval.rubric.task import Pairs, generic_flags, make_world, oracle_flags, sample_pairs
 
 from test_rubric_reward import FixedProxy, pad9
 from test_rubric_grammar import toks
@@ -112,7 +112,7 @@ def test_order_biased_proxy_says_one_unless_confident_in_two():
 
 
 def test_rollout_seed_changes_the_run_not_the_setup():
-    from lib.rubric.experiment import RubricConfig, build_setup, run_condition
+    from posteval.rubric.experiment import RubricConfig, build_setup, run_condition
     from test_rubric_repro import TINY
 
     torch.set_num_threads(1)
@@ -128,8 +128,8 @@ def test_rollout_seed_changes_the_run_not_the_setup():
 
 
 def test_rollout_replicates_one_row_per_setup_and_stream():
-    from lib.rubric.basins import rollout_replicates
-    from lib.rubric.experiment import RubricConfig
+    from posteval.rubric.basins import rollout_replicates
+    from posteval.rubric.experiment import RubricConfig
     from test_rubric_repro import TINY
 
     torch.set_num_threads(1)

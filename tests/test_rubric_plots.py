@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from lib.plotting import palette
-from lib.rubric import plots, report
-from lib.rubric.experiment import CONDITIONS
+from posteval.plotting import palette
+from posteval.rubric import plots, report
+from posteval.rubric.experiment import CONDITIONS
 
 #: Chapter-4 names that deliberately share a colour with another (same proxy, fewer prompts).
 ALIASES = {"no_proxy_quarter": "no_proxy", "proxy_sft_quarter": "proxy_sft",

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.rubric import grammar
-from lib.rubric.experiment import PolicyReward
-from lib.rubric.judges import RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
-from lib.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
+from posteval.rubric import grammar
+from posteval.rubric.experiment import PolicyReward
+from posteval.rubric.judges import RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
+from posteval.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
 
 from test_rubric_reward import FixedProxy, pad9
 from test_rubric_grammar import toks

@@ -8,9 +8,9 @@ import pytest
 import torch
 import yaml
 
-from lib.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
-from lib.rubric import report
-from lib.rubric.sweep import main, merge_summaries, run_sweep, split_params
+from posteval.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
+from posteval.rubric import report
+from posteval.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
 TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
             ensemble_size=3, e2_n=128, e2_epochs=2, held_out_n=128, held_out_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
@@ -114,11 +114,11 @@ def test_bad_parameters():
 
 @pytest.mark.parametrize("profile", ["ci", "full"])
 def test_every_profile_file_is_a_valid_sweep_input(profile):
-    from lib.book import ROOT
+    from posteval.book import ROOT
 
     with open(ROOT / f"params/{profile}/04_proxy_rubric.yaml") as fh:
         params = yaml.safe_load(fh)
-    config, seeds, conditions = split_params(params)  # what `python -m lib.rubric.sweep --params` reads
+    config, seeds, conditions = split_params(params)  # what `python -m posteval.rubric.sweep --params` reads
     assert seeds == params["seeds"] and conditions == params["conditions"]
     assert config.n_rl == params["n_rl"]
 
@@ -126,7 +126,7 @@ def test_every_profile_file_is_a_valid_sweep_input(profile):
 def test_saved_sweep_must_match_the_current_parameters():
     import copy
 
-    from lib.book import ROOT
+    from posteval.book import ROOT
 
     with open(ROOT / "results/full/04_proxy_rubric.json") as fh:
         record = json.load(fh)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from lib.rubric.experiment import PolicyReward
-from lib.rubric.judges import Ensemble
-from lib.rubric.reward import accuracy_reward, combine, proxy_reward
-from lib.rubric.task import Pairs, make_world
+from posteval.rubric.experiment import PolicyReward
+from posteval.rubric.judges import Ensemble
+from posteval.rubric.reward import accuracy_reward, combine, proxy_reward
+from posteval.rubric.task import Pairs, make_world
 
 from test_rubric_grammar import toks
 
@@ -111,7 +111,7 @@ def test_accuracy_reward_input_checks():
 
 
 def test_trl_reward_callables_match_the_miniature():
-    from lib.rubric.bridge import make_reward_functions, render
+    from posteval.rubric.bridge import make_reward_functions, render
 
     labels = [1, 2, 1, 1]
     proxy = FixedProxy([1, 1, 2, 1])

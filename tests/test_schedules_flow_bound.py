@@ -6,8 +6,8 @@ import pytest
 import torch
 import zuko
 
-from lib.models import ConditionalFlow
-from lib.models.schedules import schedule_from_epochs, warmup_cosine
+from posteval.models import ConditionalFlow
+from posteval.models.schedules import schedule_from_epochs, warmup_cosine
 
 
 def test_warmup_then_cosine_cycles():

@@ -1,9 +1,9 @@
-"""Intervals over seeds and events, and verdict words built on them (lib.metrics.seed_event)."""
+"""Intervals over seeds and events, and verdict words built on them (posteval.metrics.seed_event)."""
 
 import numpy as np
 import pytest
 
-from lib.metrics.seed_event import (all_of, best_of, beyond_margin, paired_seed_event_interval, seed_event_interval,
+from posteval.metrics.seed_event import (all_of, best_of, beyond_margin, paired_seed_event_interval, seed_event_interval,
                                    seed_t_interval)
 
 

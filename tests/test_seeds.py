@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lib import book
-from lib.claims import claims_frame, record_claim
-from lib.metrics import bootstrap_means
-from lib.metrics.seeds import required_seeds, seed_replicate_interval, verdict_two_sided
-from lib.metrics.verdicts import t_interval
+from posteval import book
+from posteval.claims import claims_frame, record_claim
+from posteval.metrics import bootstrap_means
+from posteval.metrics.seeds import required_seeds, seed_replicate_interval, verdict_two_sided
+from posteval.metrics.verdicts import t_interval
 
 
 def _simulated_coverage(n_seeds, seed_sd, event_sd, own_sd, *, trials=400, n=200, n_boot=200, seed=0):
@@ -99,7 +99,7 @@ def test_claims_frame_collects_words_and_refuses_numbers(monkeypatch):
 
 
 def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
-    from lib.metrics import bootstrap_weights, chi2_spectrum, chi2_spectrum_replicates
+    from posteval.metrics import bootstrap_weights, chi2_spectrum, chi2_spectrum_replicates
 
     rng = np.random.default_rng(3)
     t = rng.normal(size=300)
@@ -115,7 +115,7 @@ def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
 
 
 def _iv(lo, hi, seed_sd=0.01, n_seeds=3):
-    from lib.metrics.seeds import SeedEventInterval
+    from posteval.metrics.seeds import SeedEventInterval
 
     return SeedEventInterval((lo + hi) / 2, lo, hi, seed_sd, 0.001, n_seeds)
 
@@ -131,6 +131,6 @@ def _iv(lo, hi, seed_sd=0.01, n_seeds=3):
     (_iv(-0.3, -0.1), dict(two_sided=True), "yes"),
 ])
 def test_verdict_over_seeds(iv, kwargs, want):
-    from lib.metrics.seeds import verdict_over_seeds
+    from posteval.metrics.seeds import verdict_over_seeds
 
     assert verdict_over_seeds(iv, **kwargs) == want

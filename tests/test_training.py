@@ -1,4 +1,4 @@
-"""Tests of the shared training loop `lib.models.training.fit`."""
+"""Tests of the shared training loop `posteval.models.training.fit`."""
 
 import math
 
@@ -7,7 +7,7 @@ import torch
 
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from lib.models.training import fit
+from posteval.models.training import fit
 
 
 class Scalar(torch.nn.Module):
@@ -177,8 +177,8 @@ def test_train_models_same_weights_in_worker_processes_as_here():
     """Each job is seeded and threaded alike wherever it runs: 2 worker processes == serial."""
     from functools import partial
 
-    from lib.models import PointRegressor, train_models
-    from lib.models.schedules import warmup_cosine
+    from posteval.models import PointRegressor, train_models
+    from posteval.models.schedules import warmup_cosine
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(256, 3, generator=g)
@@ -196,7 +196,7 @@ def test_train_models_same_weights_in_worker_processes_as_here():
 
 
 def test_train_models_rejects_malformed_jobs():
-    from lib.models import train_models
+    from posteval.models import train_models
 
     with pytest.raises(ValueError, match=r"jobs\[0\]: expected \(build, seed\)"):
         train_models([("not callable", 0)], (torch.zeros(2, 1), torch.zeros(2, 1)))

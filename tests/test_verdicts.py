@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lib.metrics.verdicts import (bootstrap_interval, decide, paired_bootstrap_interval, paired_t_interval,
+from posteval.metrics.verdicts import (bootstrap_interval, decide, paired_bootstrap_interval, paired_t_interval,
                                   seed_interval, t_interval, verdict)
 
 

@@ -1,0 +1,481 @@
+"""The book's runner and the one call a chapter uses to report a number.
+
+In a chapter::
+
+    from posteval.book import record, seed_everything
+    seed_everything(0)
+    record("crps.flow", 0.4312)          # glued for the prose as {glue:text}`crps.flow:.3f`
+
+From a shell::
+
+    python -m posteval.book run               # every chapter, profile ci, into book/
+    python -m posteval.book run 02 --profile full
+    python -m posteval.book reference 02      # re-execute chapters/02_*.md into its paired .ipynb
+
+``run`` checks the parameters of ``params/<profile>/NN_name.yaml`` against the chapter's
+``parameters`` cell (an unknown name or a value of the wrong type is an error, before anything
+runs), executes ``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
+``book/results/NN_name.json``: every recorded number, and under the one key ``meta`` the
+profile, device, torch version, seconds, git commit and parameters. Outputs are written to a
+temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
+behind. Importing this module imports neither torch nor numpy; a chapter that never imports
+torch (chapter 1) runs without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import math
+import numbers
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = ROOT / "chapters"
+BOOK = ROOT / "book"
+PARAMS = ROOT / "params"
+RESULTS = BOOK / "results"
+PROFILES = ("ci", "full")
+RECORD_FILE_ENV = "BOOK_RECORD_FILE"
+META = "meta"  # the one key of a results JSON that is not a recorded number
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+
+_recorded: dict[str, object] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# inside a chapter
+# ---------------------------------------------------------------------------------------------
+def _plain(value):
+    """A JSON-friendly Python scalar for a number, bool or string (numpy scalars included)."""
+    if isinstance(value, (bool, str)):
+        return value
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise ValueError(f"value: record() takes a number, bool or string, got {type(value).__name__}")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _json_value(v):
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def record(name: str, value, *, display: bool = False):
+    """Report one number of the chapter: glue it for the prose and store it for the results JSON.
+
+    Parameters
+    ----------
+    name : flat dotted key such as ``crps.flow`` (letters, digits, ``_ . -``)
+    value : a number, bool or string (numpy scalars accepted)
+    display : also show the value as the cell's output
+
+    Returns the value as a plain Python scalar.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name: {name!r} is not a flat key of letters, digits, '_', '.', '-'")
+    if name == META:
+        raise ValueError(f"name: {META!r} is reserved for the run's metadata in the results JSON")
+    value = _plain(value)
+    _recorded[name] = value
+    try:
+        from myst_nb import glue
+    except ImportError:  # outside the book toolchain the number is still recorded
+        pass
+    else:
+        glue(name, value, display=display)
+    target = os.environ.get(RECORD_FILE_ENV)
+    if target:
+        atomic_write_text(Path(target), json.dumps({k: _json_value(v) for k, v in _recorded.items()}, indent=1))
+    return value
+
+
+def recorded() -> dict[str, object]:
+    """A copy of every number recorded in this process so far."""
+    return dict(_recorded)
+
+
+def seed_everything(seed: int, *, threads: int | None = None) -> None:
+    """Seed Python, numpy and torch, and make torch deterministic (optionally fix its threads).
+
+    torch is seeded only when the chapter has already imported it (import it first): a
+    numpy-only chapter never loads torch.
+    """
+    if not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    random.seed(seed)
+    import numpy as np
+
+    np.random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if threads is not None:
+        torch.set_num_threads(threads)
+
+
+def device_name() -> str:
+    """``cuda:<name>`` when a CUDA device is visible, else ``cpu`` (imports torch)."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return f"cuda:{torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "cpu"
+
+
+# ---------------------------------------------------------------------------------------------
+# the runner
+# ---------------------------------------------------------------------------------------------
+def chapter_sources() -> list[Path]:
+    """All chapter sources ``chapters/NN_name.md``, in order."""
+    return sorted(p for p in CHAPTERS.glob("[0-9][0-9]_*.md"))
+
+
+def resolve_chapter(spec: str) -> Path:
+    """The chapter source for a stem (``02_synthetic_bimodal``) or its number (``02`` or ``2``)."""
+    sources = chapter_sources()
+    for p in sources:
+        if spec in (p.stem, p.name):
+            return p
+    if spec.isdigit():
+        hits = [p for p in sources if p.stem.split("_", 1)[0] == f"{int(spec):02d}"]
+        if len(hits) == 1:
+            return hits[0]
+    names = ", ".join(p.stem for p in sources) or "none"
+    raise ValueError(f"chapter: no chapter matches {spec!r} (have: {names})")
+
+
+def load_parameters(stem: str, profile: str) -> dict:
+    """Papermill parameters of one chapter and profile (empty when the profile has no file)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile: expected one of {PROFILES}, got {profile!r}")
+    path = PARAMS / profile / f"{stem}.yaml"
+    if not path.exists():
+        return {}
+    import yaml
+
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of parameter names to values")
+    return data
+
+
+def chapter_defaults(source: Path) -> dict:
+    """The defaults of a chapter's ``parameters`` cell (the code cell tagged ``parameters``)."""
+    import jupytext
+
+    cells = [c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{Path(source).name}: expected one cell tagged 'parameters', found {len(cells)}")
+    defaults: dict = {}
+    exec(compile(cells[0].source, f"{Path(source).name}:parameters", "exec"), {}, defaults)
+    return {k: v for k, v in defaults.items() if not k.startswith("_")}
+
+
+def _type_error(where: str, default, value) -> str | None:
+    """Why ``value`` cannot replace ``default`` (None when it can), recursing into mappings and lists."""
+    if default is None:
+        return None
+    if isinstance(default, bool) or isinstance(value, bool):
+        ok = isinstance(default, bool) and isinstance(value, bool)
+    elif isinstance(default, numbers.Integral):
+        ok = isinstance(value, numbers.Integral)
+    elif isinstance(default, numbers.Real):
+        ok = isinstance(value, numbers.Real)
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, dict):
+        if not isinstance(value, dict):
+            return f"{where}: expected a mapping like the default {default!r}, got {value!r}"
+        for key, v in value.items():
+            if key not in default:
+                return f"{where}: unknown key {key!r}{_suggest(key, default)} (known: {sorted(default)})"
+            problem = _type_error(f"{where}.{key}", default[key], v)
+            if problem:
+                return problem
+        return None
+    elif isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return f"{where}: expected a list like the default {default!r}, got {value!r}"
+        for i, v in enumerate(value):
+            if default:
+                problem = _type_error(f"{where}[{i}]", default[min(i, len(default) - 1)], v)
+                if problem:
+                    return problem
+        return None
+    else:
+        ok = isinstance(value, type(default))
+    if ok:
+        return None
+    return f"{where}: expected {type(default).__name__} like the default {default!r}, got {type(value).__name__} {value!r}"
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_parameters(source: Path, params: dict) -> dict:
+    """Validate profile parameters against the chapter's ``parameters`` cell; returns them.
+
+    Raises
+    ------
+    ValueError
+        Naming the file's first unknown parameter (a typo such as ``n_event``), or the first
+        value whose type differs from the default's (``n_events: "5"`` for an int; an int is
+        accepted for a float; a default of None accepts anything).
+    """
+    defaults = chapter_defaults(source)
+    where = Path(source).stem
+    for name, value in params.items():
+        if name not in defaults:
+            raise ValueError(f"{where}: unknown parameter {name!r}{_suggest(name, defaults)}; "
+                             f"the parameters cell defines {sorted(defaults)}")
+        problem = _type_error(f"{where}: parameter {name}", defaults[name], value)
+        if problem:
+            raise ValueError(problem)
+    return params
+
+
+def git_commit() -> str:
+    """The current commit, with ``-dirty`` when tracked files are modified; ``unknown`` outside git."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("-dirty" if dirty else "")
+
+
+def _ipc_kernels():
+    """Kernel-manager config for one local kernel over IPC sockets (not TCP: no plain-text warning).
+
+    Its connection file gets a unique name in Jupyter's runtime folder, so that the sockets,
+    named after it, have an absolute path there (not one relative to the working directory).
+    """
+    import uuid
+
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets.config import Config
+
+    runtime = Path(jupyter_runtime_dir())
+    runtime.mkdir(parents=True, exist_ok=True)
+    return Config({"KernelManager": {"transport": "ipc", "connection_file": str(runtime / f"kernel-{uuid.uuid4()}.json")}})
+
+
+def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> None:
+    """Replace the absolute paths papermill stores in a notebook's metadata by repository-relative ones."""
+    nb = json.loads(nb_path.read_text())
+    meta = nb.get("metadata", {}).get("papermill", {})
+    for key, path in (("input_path", source), ("output_path", out_path)):
+        if meta.get(key):
+            meta[key] = os.path.relpath(path, ROOT)
+    atomic_write_text(nb_path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+
+
+def parse_overrides(items: list[str]) -> dict:
+    """``KEY=VALUE`` strings (VALUE read as YAML; ``a.b=1`` sets key b inside mapping a) as a dict."""
+    import yaml
+
+    out: dict = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(text)
+    return out
+
+
+def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
+    """The parameters with ``overrides`` applied, and what each override replaced.
+
+    The second value maps every overridden key to ``{"profile": old, "used": new}``, so that a
+    record shows which sizes of its profile were changed. A key the profile's file does not set
+    is taken from nothing (``profile: None``); a dotted key must name an existing mapping.
+    """
+    import copy
+
+    params = copy.deepcopy(params)
+    changed: dict = {}
+    for key, value in overrides.items():
+        *path, leaf = key.split(".")
+        node = params
+        for part in path:
+            if not isinstance(node.get(part), dict):
+                raise ValueError(f"--set {key}: {part!r} is not a mapping of the parameters")
+            node = node[part]
+        changed[key] = {"profile": copy.deepcopy(node.get(leaf)), "used": value}
+        node[leaf] = value
+    return params, changed
+
+
+def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3",
+                overrides: dict | None = None) -> dict:
+    """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
+
+    ``overrides`` (from ``parse_overrides``) change single parameters of the profile; the record's
+    metadata lists them under ``overrides`` with the values they replaced.
+    Returns the results dictionary: the recorded numbers, and the run's metadata under `META`.
+    Raises ValueError before executing anything when the parameters do not fit the chapter.
+    """
+    from importlib import metadata
+
+    import jupytext
+    import papermill
+
+    source = Path(source)
+    stem = source.stem
+    params, changed = apply_overrides(load_parameters(stem, profile), overrides or {})
+    params = check_parameters(source, params)
+    out_dir = Path(out_dir)
+    results_dir = out_dir / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    record_file = results_dir / f".{stem}.records.json"
+    record_file.unlink(missing_ok=True)
+    out_nb = out_dir / f"{stem}.ipynb"
+    tmp_nb = out_dir / f".{stem}.tmp.ipynb"
+    old_env = os.environ.get(RECORD_FILE_ENV)
+    os.environ[RECORD_FILE_ENV] = str(record_file)
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            jupytext.read(source),
+            str(tmp_nb),
+            parameters=params,
+            cwd=str(source.parent),
+            kernel_name=kernel_name,
+            progress_bar=False,
+            log_output=False,
+            config=_ipc_kernels(),
+        )
+        _relative_papermill_paths(tmp_nb, out_nb, source)
+    except BaseException:
+        tmp_nb.unlink(missing_ok=True)
+        record_file.unlink(missing_ok=True)
+        raise
+    finally:
+        if old_env is None:
+            os.environ.pop(RECORD_FILE_ENV, None)
+        else:
+            os.environ[RECORD_FILE_ENV] = old_env
+    seconds = time.perf_counter() - start
+    os.replace(tmp_nb, out_nb)
+    numbers_ = json.loads(record_file.read_text()) if record_file.exists() else {}
+    record_file.unlink(missing_ok=True)
+    results = dict(numbers_)
+    results[META] = {
+        "profile": profile,
+        "device": device_name(),
+        "torch_version": metadata.version("torch"),
+        "seconds": round(seconds, 1),
+        "git_commit": git_commit(),
+        "parameters": params,
+    }
+    if changed:
+        results[META]["overrides"] = changed
+    atomic_write_text(results_dir / f"{stem}.json", json.dumps(results, indent=1, sort_keys=True))
+    return results
+
+
+def make_reference(source: Path, timeout: int = 1800) -> Path:
+    """Execute a chapter at its default (CI) sizes into its paired ``chapters/NN_name.ipynb``."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    source = Path(source)
+    nb = jupytext.read(source)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}},
+                   config=_ipc_kernels()).execute()
+    out = source.with_suffix(".ipynb")
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.ipynb")
+    os.close(fd)
+    try:
+        jupytext.write(nb, tmp, fmt="ipynb")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    os.utime(source)  # the .md stays the source of truth for jupytext's pairing
+    return out
+
+
+def default_profile() -> str:
+    """``full`` when a CUDA device is visible, else ``ci``."""
+    return "full" if device_name().startswith("cuda") else "ci"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m posteval.book", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="execute chapters with papermill into book/")
+    p_run.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
+    p_run.add_argument("--profile", choices=(*PROFILES, "auto"), default="ci")
+    p_run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="change one parameter of the profile (YAML value; a.b=v for nested); "
+                            "recorded under meta.overrides")
+    p_ref = sub.add_parser("reference", help="re-execute chapters into their paired chapters/*.ipynb")
+    p_ref.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
+    args = parser.parse_args(argv)
+
+    from posteval.progress import tqdm
+
+    sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()
+    if not sources:
+        print("no chapters found under chapters/", file=sys.stderr)
+        return 1
+    total = time.perf_counter()
+    if args.command == "run":
+        profile = default_profile() if args.profile == "auto" else args.profile
+        try:
+            overrides = parse_overrides(args.overrides)
+            for src in sources:  # every chapter's parameters are checked before the first one runs
+                check_parameters(src, apply_overrides(load_parameters(src.stem, profile), overrides)[0])
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
+        for src in bar:
+            bar.set_postfix_str(src.stem)
+            res = run_chapter(src, profile, overrides=overrides)
+            n_numbers = len([k for k in res if k != META])
+            tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s, {n_numbers} numbers -> book/results/{src.stem}.json")
+    else:
+        for src in tqdm(sources, desc="reference notebooks", unit="chapter"):
+            t0 = time.perf_counter()
+            out = make_reference(src)
+            tqdm.write(f"{src.stem}: {time.perf_counter() - t0:.1f} s -> {out.relative_to(ROOT)}")
+    print(f"total {time.perf_counter() - total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""Independent pure jobs, run in this process, in local worker processes or on a Dask cluster.
+
+One seam for every embarrassingly parallel loop of the book (event-generation chunks, rubric
+sweep jobs, seed sweeps). A job is ``fn(item)``: a function importable by module name (so worker
+processes can unpickle it) whose result depends on ``item`` only. Results reach the caller, in
+this process, as jobs complete; callers that need a fixed order use the job index.
+
+* ``client=None, workers=1``: in this process, in item order (monkeypatching and debuggers work).
+* ``client=None, workers>1``: a pool of fresh (spawned) processes that exit when this process dies.
+* ``client=<dask.distributed.Client>``: the jobs run on that cluster; a worker lost mid-job has
+  its jobs rescheduled by the Dask scheduler.
+
+:func:`dask_client` opens a client on a scheduler address or on a local cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+from posteval.progress import tqdm
+
+#: Seconds between two checks, in a pool worker, that the process that started it is alive.
+PARENT_POLL_SECONDS = 0.5
+
+
+def _check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    return int(workers)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: end this process as soon as ``parent_pid`` is gone.
+
+    On Linux the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``); a daemon
+    thread polling the parent pid covers other systems and a parent that died before the call.
+    """
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _serial(fn, items) -> Iterator[tuple[int, Any]]:
+    for i, item in enumerate(items):
+        yield i, fn(item)
+
+
+def _process_pool(fn, items, workers: int) -> Iterator[tuple[int, Any]]:
+    # Fresh interpreters (spawn): no fork of a parent that may hold torch or BLAS threads.
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(min(workers, len(items)), mp_context=ctx, initializer=_exit_with_parent,
+                               initargs=(os.getpid(),))
+    finished = False
+    try:
+        pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = pending.pop(future)
+                try:
+                    result = future.result()
+                except BrokenProcessPool as err:
+                    raise RuntimeError("a worker process died; the main module must be importable (a script, "
+                                       "a notebook), not stdin; results already handed over are kept") from err
+                yield i, result
+        finished = True
+    finally:
+        # On an error or an interruption do not wait for the running jobs; their workers exit on their own.
+        pool.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def _dask(fn, items, client) -> Iterator[tuple[int, Any]]:
+    from distributed import as_completed
+
+    futures = client.map(fn, list(items), pure=False)
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for future in as_completed(futures, loop=client.loop):
+            result = future.result()
+            future.release()
+            yield index[future.key], result
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def for_each_completed(fn: Callable[[Any], Any], items: Sequence, consume: Callable[[int, Any], None], *,
+                       workers: int = 1, client=None, desc: str = "jobs", unit: str = "job",
+                       progress: bool = True, initial: int = 0) -> None:
+    """Run ``fn(item)`` for every item and call ``consume(index, result)`` here as each job completes.
+
+    ``consume`` runs in the calling process, one result at a time, so it may write files. When it
+    or a job raises, the jobs not started yet are cancelled and the error propagates.
+
+    Parameters
+    ----------
+    fn : callable
+        The job; with ``workers > 1`` or a ``client`` it must be importable by module name.
+    items : sequence
+        One item per job (picklable).
+    consume : callable
+        ``consume(index, result)``: ``index`` is the item's position in ``items``.
+    workers : int
+        Local processes when ``client`` is None; 1 runs the jobs in this process, in order.
+    client : dask.distributed.Client, optional
+        Run the jobs on this Dask cluster (``workers`` is then ignored).
+    desc, unit, progress : str, str, bool
+        The tqdm bar over completed jobs (``progress=False`` hides it).
+    initial : int
+        Jobs already done before this call (counted in the bar's total and start).
+    """
+    workers = _check_workers(workers)
+    if isinstance(initial, bool) or not isinstance(initial, (int, np.integer)) or initial < 0:
+        raise ValueError(f"initial must be a non-negative integer, got {initial!r}")
+    items = list(items)
+    if client is not None and items:
+        results = _dask(fn, items, client)
+    elif client is not None or workers == 1 or len(items) <= 1:
+        results = _serial(fn, items)
+    else:
+        results = _process_pool(fn, items, workers)
+    with tqdm(total=len(items) + int(initial), initial=int(initial), desc=desc, unit=unit,
+              disable=not progress) as bar, contextlib.closing(results):
+        for i, result in results:
+            consume(i, result)
+            bar.update(1)
+
+
+def map_jobs(fn: Callable[[Any], Any], items: Sequence, **kwargs) -> list:
+    """``[fn(item) for item in items]`` through :func:`for_each_completed` (same keyword arguments)."""
+    items = list(items)
+    out: list = [None] * len(items)
+
+    def keep(i, result):
+        out[i] = result
+
+    for_each_completed(fn, items, keep, **kwargs)
+    return out
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, timeout: float = 10.0):
+    """A ``dask.distributed.Client`` on ``scheduler`` (``"tcp://HOST:PORT"``) or on a new local cluster.
+
+    With ``scheduler=None`` a ``LocalCluster`` of ``n_workers`` processes (one thread each) is started
+    and closed on exit. ``ConnectionError`` naming the address if no scheduler answers within
+    ``timeout`` seconds.
+    """
+    from distributed import Client, LocalCluster
+
+    if (scheduler is None) == (n_workers is None):
+        raise ValueError("give exactly one of scheduler (an address) and n_workers (a local cluster)")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if scheduler is not None:
+        if not isinstance(scheduler, str) or "://" not in scheduler:
+            raise ValueError(f"scheduler must be an address such as 'tcp://HOST:PORT', got {scheduler!r}")
+        try:
+            client = Client(scheduler, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as err:
+            raise ConnectionError(f"no Dask scheduler answered at {scheduler} within {timeout:g} s "
+                                  f"({type(err).__name__}: {err})") from err
+        with client:
+            yield client
+        return
+    n_workers = _check_workers(n_workers)
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def add_cluster_arguments(parser) -> None:
+    """Add the options ``--scheduler ADDRESS`` and ``--dask-workers N`` to an ``argparse`` parser."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--scheduler", help="run on the Dask scheduler at this address, e.g. tcp://HOST:PORT")
+    group.add_argument("--dask-workers", type=int, help="run on a local Dask cluster of this many processes")
+
+
+@contextlib.contextmanager
+def client_from_arguments(args):
+    """The Dask client that the options of :func:`add_cluster_arguments` ask for, or None (local processes)."""
+    if args.scheduler is None and args.dask_workers is None:
+        yield None
+        return
+    with dask_client(args.scheduler, args.dask_workers) as client:
+        yield client

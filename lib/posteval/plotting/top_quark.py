@@ -1,0 +1,58 @@
+"""Chapter-3 figure helpers: spectra grids, and the events whose samples split in two
+(`one_per_event` is re-exported from posteval.metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from posteval.metrics.scores import one_per_event
+from posteval.plotting import spectrum_with_ratio
+
+__all__ = ["one_per_event", "two_group_separation", "spectra_grid"]
+
+
+def two_group_separation(x) -> np.ndarray:
+    """Per row of ``(n, m)`` samples: the largest between-group share of the variance over all splits
+    of the sorted samples into a lower and an upper group (1 = two spikes, 0 = all equal).
+    """
+    x = np.sort(np.asarray(x, dtype=np.float64), axis=1)
+    if x.ndim != 2 or x.shape[1] < 2:
+        raise ValueError(f"x must have shape (n, m) with m >= 2, got {x.shape}")
+    m = x.shape[1]
+    k = np.arange(1, m)
+    csum = np.cumsum(x, axis=1)[:, :-1]
+    mean_lo, mean_hi = csum / k, (x.sum(1, keepdims=True) - csum) / (m - k)
+    between = k * (m - k) / m**2 * (mean_hi - mean_lo) ** 2
+    return between.max(axis=1) / np.maximum(x.var(axis=1), 1e-12)
+
+
+def spectra_grid(truth: Mapping[str, np.ndarray], reconstructions: Mapping[str, Mapping[str, np.ndarray]],
+                 panels, *, colours: Mapping[str, str] | None = None, unit: str = "GeV", width: float = 7.0):
+    """A figure of spectra with ratio panels, two per row, one legend below.
+
+    ``truth`` maps an observable's name to its true values ``(n,)``; ``reconstructions`` maps a
+    model's label to ``{name: (n,) values}`` (one reconstruction per event); ``panels`` lists
+    ``(name, axis label, (lo, hi))`` with 40 equal bins over ``[lo, hi]``.
+    """
+    panels = list(panels)
+    if not panels:
+        raise ValueError("panels: expected at least one (name, label, (lo, hi))")
+    rows = -(-len(panels) // 2)
+    fig = plt.figure(figsize=(width, 3.1 * rows + 0.9), layout="constrained")
+    outer = fig.add_gridspec(rows, 2)
+    for k, (name, label, (lo, hi)) in enumerate(panels):
+        if name not in truth:
+            raise ValueError(f"panel {name!r}: no true values (have {sorted(truth)})")
+        inner = outer[k // 2, k % 2].subgridspec(2, 1, height_ratios=(3, 1), hspace=0.05)
+        ax, ax_ratio = fig.add_subplot(inner[0]), fig.add_subplot(inner[1])
+        recos = {model: values[name] for model, values in reconstructions.items()}
+        spectrum_with_ratio(ax, ax_ratio, truth[name], recos, bins=np.linspace(lo, hi, 41),
+                            quantity=label, unit=unit, colours=colours)
+        ax.tick_params(labelbottom=False)
+        handles, labels = ax.get_legend_handles_labels()
+        ax.get_legend().remove()
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small", frameon=False)
+    return fig

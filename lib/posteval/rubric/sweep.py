@@ -1,0 +1,238 @@
+"""Conditions x seeds of the proxy-rubric miniature, in one or more worker processes.
+
+Command line (the full profile, about an hour on two CPU cores)::
+
+    python -m posteval.rubric.sweep --params params/full/04_proxy_rubric.yaml \\
+        --out results/full/04_proxy_rubric.json --workers 2
+
+On a Dask cluster, add ``--scheduler tcp://HOST:PORT`` (or ``--dask-workers N`` for a local one);
+the jobs (one per seed, then one per (seed, condition)) run through :mod:`posteval.parallel`.
+Each worker uses one torch thread. Results do not depend on the number of workers: every setup and
+every condition is seeded on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import yaml
+
+from ..book import atomic_write_text
+from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
+from .provenance import sweep_provenance
+from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
+
+#: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress",
+                "profile")
+
+
+def split_params(params: dict) -> tuple[RubricConfig, list[int], list[str]]:
+    """Config, seeds and conditions from a flat parameter mapping (a profile's yaml)."""
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a mapping, got {type(params).__name__}")
+    names = {f.name for f in fields(RubricConfig)}
+    rest = set(params) - names - {"seeds", "conditions"} - set(CHAPTER_ONLY)
+    if rest:
+        raise ValueError(f"params has unknown keys: {sorted(rest)}")
+    config = RubricConfig.from_dict({k: v for k, v in params.items() if k in names})
+    seeds = check_seeds(params.get("seeds", [0]))
+    conditions = check_conditions(params.get("conditions", list(CONDITIONS)))
+    return config, seeds, conditions
+
+
+def check_seeds(seeds) -> list[int]:
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must be a non-empty list of non-negative ints, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct, got {seeds!r}")
+    return [int(s) for s in seeds]
+
+
+def check_conditions(conditions) -> list[str]:
+    conditions = list(conditions)
+    bad = [c for c in conditions if c not in CONDITIONS]
+    if not conditions or bad:
+        raise ValueError(f"conditions must be a non-empty list of {sorted(CONDITIONS)}, got unknown {bad!r}")
+    return conditions
+
+
+def _setup_task(job: tuple[RubricConfig, int]) -> Setup:
+    torch.set_num_threads(1)
+    return build_setup(*job)
+
+
+def _condition_task(job: tuple[Setup, str]) -> dict:
+    torch.set_num_threads(1)
+    res = run_condition(*job)
+    res.pop("policy")
+    return res
+
+
+@dataclass
+class SweepResult:
+    """Outputs of :func:`run_sweep`."""
+
+    config: RubricConfig
+    seeds: list
+    conditions: list
+    final: pd.DataFrame  # one row per (seed, condition): test metrics at the last step
+    history: pd.DataFrame  # one row per (seed, condition, step)
+    sensitivity: pd.DataFrame  # one row per (seed, judge)
+    cold_start: pd.DataFrame  # one row per seed
+    seconds: dict
+    setups: dict | None = None  # seed -> Setup (not serialised)
+
+    def summary(self) -> dict:
+        """JSON-ready summary: mean, sample std and per-seed values of every final metric."""
+        metrics = [c for c in self.final.columns if c not in ("seed", "condition")]
+        final = {m: {cond: _stats(g.sort_values("seed")[m]) for cond, g in self.final.groupby("condition", sort=False)}
+                 for m in metrics}
+        sens_cols = ["oracle", "random", "generic", "empty", "sensitivity", "sensitivity_random"]
+        sens = {col: {j: _stats(g.sort_values("seed")[col]) for j, g in self.sensitivity.groupby("judge", sort=False)}
+                for col in sens_cols}
+        cold = {m: _stats(self.cold_start.sort_values("seed")[m])
+                for m in self.cold_start.columns if m != "seed"}
+        hist = self.history.replace({np.nan: None}).to_dict(orient="records")
+        return {"config": self.config.to_dict(), "seeds": self.seeds, "conditions": self.conditions,
+                "final": final, "sensitivity": sens, "cold_start": cold, "history": hist,
+                "seconds": self.seconds}
+
+
+def _stats(values: pd.Series) -> dict:
+    v = np.asarray(values, dtype=float)
+    return {"mean": float(np.nanmean(v)) if np.isfinite(v).any() else None,
+            "std": float(np.nanstd(v, ddof=1)) if np.isfinite(v).sum() > 1 else None,
+            "values": [None if not np.isfinite(x) else float(x) for x in v]}
+
+
+def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, client=None,
+              progress: bool = True) -> SweepResult:
+    """Build one setup per seed, then run every condition on it.
+
+    Parameters
+    ----------
+    workers : number of processes; 1 runs in this process (and sets torch to one thread).
+    client : a ``dask.distributed.Client``: run the jobs on its cluster instead (``workers`` ignored).
+    """
+    if not isinstance(config, RubricConfig):
+        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
+    conditions = check_conditions(conditions)
+    seeds = check_seeds(seeds)
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    t0 = time.perf_counter()
+    jobs = [(s, c) for s in seeds for c in conditions]
+    where = {"workers": int(workers), "client": client, "progress": progress}
+    setups = dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
+    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions", **where)
+    finals, hists = [], []
+    for (s, c), r in zip(jobs, results):
+        finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
+                       "n_rl": r["n_rl"]})
+        h = r["history"].copy()
+        h.insert(0, "condition", c)
+        h.insert(0, "seed", s)
+        hists.append(h)
+    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
+    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
+    secs = {"total": time.perf_counter() - t0,
+            "setup": {str(s): setups[s].seconds for s in seeds}}
+    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
+                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
+                       seconds=secs, setups=setups)
+
+
+def write_json(obj: dict, path) -> Path:
+    """Write JSON atomically (temp file in the same folder, then a rename)."""
+    path = Path(path)
+    atomic_write_text(path, json.dumps(obj, indent=1, sort_keys=False))
+    return path
+
+
+def thin_history(summary: dict) -> dict:
+    """The summary with only the evaluated steps kept in ``history`` (a smaller file, same test metrics)."""
+    out = dict(summary)
+    out["history"] = [r for r in summary["history"] if r.get("test_verdict_acc") is not None]
+    return out
+
+
+def merge_summaries(base: dict, extra: dict) -> dict:
+    """Add the conditions of ``extra`` to ``base`` (same config and seeds; shared judges must agree).
+
+    Conditions present in both are taken from ``extra``.
+    """
+    for key in ("config", "seeds"):
+        if base.get(key) != extra.get(key):
+            raise ValueError(f"extra: its {key} differs from the base summary's; cannot merge")
+    sb, se = base["sensitivity"]["sensitivity"], extra["sensitivity"]["sensitivity"]
+    for judge in set(sb) & set(se):
+        if not np.allclose(sb[judge]["values"], se[judge]["values"]):
+            raise ValueError(f"extra: judge {judge!r} differs from the base summary's (setups not reproduced)")
+    new = list(extra["conditions"])
+    out = dict(base)
+    out["conditions"] = [c for c in base["conditions"] if c not in new] + new
+    out["final"] = {m: {**{c: v for c, v in base["final"].get(m, {}).items() if c not in new},
+                        **extra["final"].get(m, {})} for m in set(base["final"]) | set(extra["final"])}
+    sens = {col: {**base["sensitivity"][col], **extra["sensitivity"].get(col, {})} for col in base["sensitivity"]}
+    out["sensitivity"] = sens
+    out["history"] = [r for r in base["history"] if r["condition"] not in new] + list(extra["history"])
+    out["seconds"] = {"base": base.get("seconds"), "extra": extra.get("seconds")}
+    out["provenance"] = {"base": base.get("provenance"), "extra": extra.get("provenance")}
+    return out
+
+
+def load_summary(path) -> dict | None:
+    """The summary written by :func:`main`, or None when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default="params/full/04_proxy_rubric.yaml", help="profile yaml")
+    p.add_argument("--out", default="results/full/04_proxy_rubric.json", help="output JSON")
+    p.add_argument("--workers", type=int, default=2, help="local processes (without a Dask option)")
+    add_cluster_arguments(p)
+    p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
+    p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    with open(args.params) as fh:
+        params = yaml.safe_load(fh) or {}
+    config, seeds, conditions = split_params(params)
+    if args.conditions:
+        conditions = check_conditions(args.conditions)
+    base = None
+    if args.merge:
+        base = load_summary(args.merge)
+        if base is None:
+            raise ValueError(f"--merge: {args.merge} does not exist")
+    with client_from_arguments(args) as client:
+        res = run_sweep(config, conditions, seeds, workers=args.workers, client=client,
+                        progress=not args.no_progress)
+    summary = res.summary()
+    summary["params_file"] = str(args.params)
+    summary["provenance"] = sweep_provenance(workers=args.workers, wall_seconds=res.seconds["total"],
+                                             command="python -m posteval.rubric.sweep " + " ".join(argv or sys.argv[1:]))
+    if base is not None:
+        summary = merge_summaries(base, summary)
+    write_json(thin_history(summary), args.out)
+    print(f"wrote {args.out} ({len(seeds)} seeds x {len(conditions)} conditions, {res.seconds['total']:.0f} s)")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
