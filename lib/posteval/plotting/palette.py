@@ -6,6 +6,7 @@ plays the same role in two chapters (the MSE regressor, the flow, flow matching)
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 import seaborn as sns
@@ -57,6 +58,23 @@ MODEL_COLOURS: dict[str, str] = {
 }
 
 
+# Colours for models the book does not know (a user's own), in the order they are handed out:
+# the Okabe-Ito set less its black and grey, yellow last (faint on white), then two of Paul
+# Tol's colour-blind-safe colours. Every pair is >= 20 CIEDE2000 apart, >= 10 under simulated
+# deuteranopia (tests/test_palette.py checks both).
+USER_COLOURS: tuple[str, ...] = (
+    "#0072B2",  # Okabe-Ito blue
+    "#E69F00",  # Okabe-Ito orange
+    "#009E73",  # Okabe-Ito bluish green
+    "#D55E00",  # Okabe-Ito vermillion
+    "#CC79A7",  # Okabe-Ito reddish purple
+    "#56B4E9",  # Okabe-Ito sky blue
+    "#332288",  # Tol indigo
+    "#882255",  # Tol wine
+    "#F0E442",  # Okabe-Ito yellow
+)
+
+
 def colour(name: str) -> str:
     """The book's colour (hex) for model `name`; ValueError for a name the palette lacks."""
     try:
@@ -71,3 +89,34 @@ def colour(name: str) -> str:
 def colours(names: Iterable[str]) -> dict[str, str]:
     """{name: colour} for several models, for seaborn's `palette=` argument."""
     return {n: colour(n) for n in names}
+
+
+def user_colours(names: Iterable[str]) -> dict[str, str]:
+    """{name: colour} for a user's own models, in order, from :data:`USER_COLOURS`.
+
+    The colours are never black (the truth) nor grey (the book's exact posterior) and no two
+    models share one. They come from the Okabe-Ito set (Okabe & Ito 2008, "Color Universal
+    Design") and Paul Tol's colour-blind-safe schemes (Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002),
+    chosen so that every pair differs by CIEDE2000
+
+        dE00 = sqrt((dL'/S_L)^2 + (dC'/S_C)^2 + (dH'/S_H)^2 + R_T (dC'/S_C)(dH'/S_H))
+
+    (Sharma, Wu & Dalal 2005; sRGB to CIELAB under D65) of at least 20 in normal vision and at
+    least 10 after simulating deuteranopia with the severity-1 matrix of Machado, Oliveira &
+    Fernandes (2009) applied to linear RGB.
+
+    >>> user_colours(["my flow", "my mdn"])
+    {'my flow': '#0072B2', 'my mdn': '#E69F00'}
+
+    Raises ValueError for a repeated name or for more names than there are colours.
+    """
+    names = list(names)
+    repeated = sorted(n for n, k in Counter(names).items() if k > 1)
+    if repeated:
+        raise ValueError(f"user_colours: names must be distinct, repeated: {', '.join(map(repr, repeated))}")
+    if len(names) > len(USER_COLOURS):
+        raise ValueError(
+            f"user_colours: {len(names)} names given, at most {len(USER_COLOURS)} models are supported "
+            "(distinct colour-blind-safe colours that are neither black nor grey)"
+        )
+    return dict(zip(names, USER_COLOURS))
