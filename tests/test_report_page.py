@@ -188,6 +188,7 @@ def test_integer_columns_are_integers_and_intervals_merge():
     page = html_page(title="t", summary=[], sections=[("s", table, "")], figures=[], provenance={})
     assert '<td class="num">19</td>' in page and '<td class="num">20000</td>' in page
     assert '<td class="num">0.5194 [0.5170, 0.5218]</td>' in page
+    assert 'class="group"' not in page, "no rules between rows of distinct models"
     assert "crps [lo, hi]" in page and "crps lo" not in page
     assert "bias lo" in page, "an _lo column without its base and _hi stays a column"
     assert FOOTNOTE not in page
@@ -218,6 +219,7 @@ def test_a_wide_table_is_split_with_the_identifying_columns_repeated():
     for t in tables:
         assert re.search(r'<th scope="col">model</th><th scope="col">dimension</th>', t)
         assert t.count('<th scope="row">flow</th>') == len(DIMENSIONS)
+        assert t.count('<tr class="group">') == len(MODELS) - 1, "a rule above each model's first row"
     headers = [h for t in tables for h in re.findall(r'<th scope="col">([^<]*)</th>', t) if h not in ("model", "dimension")]
     expected = [c.replace("_", " ") + (" [lo, hi]" if c in INTERVAL_METRICS else "")
                 for c in table.columns if c not in ("model", "dimension") and not c.endswith(("_lo", "_hi"))]
@@ -301,6 +303,23 @@ def test_the_report_fits_a_1280_px_window(chromium, tmp_path):
     data = ARTIFACT.read_bytes() if ARTIFACT.exists() else b""
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, f"no screenshot at {ARTIFACT}"
     assert struct.unpack(">II", data[16:24]) == (WIDTH, height)
+
+
+def test_extreme_content_still_fits(chromium, tmp_path):
+    """Long names, negative exponents in 20 interval columns, unbroken tokens, 60 columns of 2 rows."""
+    wide = pd.DataFrame({"model": ["a_rather_long_model_name_x", "flow"] * 3, "dimension": ["ttbar_mass_over_pt"] * 6})
+    for k in range(20):
+        v = -np.linspace(1, 9, 6) * 1e-7
+        wide[f"metric_{k}"], wide[f"metric_{k}_lo"], wide[f"metric_{k}_hi"] = v, 1.1 * v, 0.9 * v
+    token = "/very/long/path/without/any/space/" + "x" * 120
+    texts = pd.DataFrame({f"text_{k}": [token, "words " * 40] for k in range(8)})
+    few = pd.DataFrame({"model": ["flow", "mdn"], **{f"metric_{k}": [-1.2345e-9, 123456789.0] for k in range(60)}})
+    headers = pd.DataFrame({f"averyveryverylongcolumnnamewithoutunderscores{k}": [1.5, 2.5, 3.5, 4.5] for k in range(4)})
+    page = html_page(title="report " + "z" * 300, summary=["q" * 500], notes=["n" * 400],
+                     sections=[("wide", wide, ""), ("texts", texts, token), ("few", few, ""), ("headers", headers, "")],
+                     figures=[], provenance={"k" * 200: "v" * 500, "nested": [["a" * 300], {"b" * 100: "c" * 300}]})
+    m = measure(chromium, page, tmp_path / "extreme.html")
+    assert len(m["tables"]) > 4 and layout_problems(m) == []
 
 
 def test_the_check_fails_on_one_wide_table(chromium, tmp_path, monkeypatch):

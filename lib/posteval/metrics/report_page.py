@@ -11,17 +11,19 @@ Numbers
     one cell ``0.5194 [0.5170, 0.5218]`` at the place of ``X``; number cells never wrap.
 
 Fitting the page (the layout rule)
-    Each column is given a width in characters: the longest cell text of a number column (it
-    does not wrap), at most :data:`TEXT_CHARS` for a text column (it wraps), and at least the
-    longest word of its header (headers wrap at words), plus :data:`CELL_PAD` for padding and
-    borders. A table whose columns add up to at most :data:`PAGE_CHARS` is one table. Otherwise a
+    Each column is given a width in digit widths (a space or punctuation counts half, a minus
+    sign 1.3): its longest number cell (numbers do not wrap), at most :data:`TEXT_CHARS` for a
+    text cell (text wraps), and at least 1.1 times the longest word of its bold header (headers
+    wrap at words), plus :data:`CELL_PAD` for padding and borders. A table whose columns add up
+    to at most :data:`PAGE_CHARS` is one table. Otherwise a
     table of at most :data:`TRANSPOSE_MAX_ROWS` rows is transposed (one column per row, headed by
     the row's identifying values) when that fits; any other wide table is split into stacked
     tables of consecutive column groups, each filled up to :data:`PAGE_CHARS` with the
     identifying columns repeated in front. The identifying columns are the leading short text
     columns (at most :data:`MAX_ID_COLUMNS`, e.g. ``model`` and ``dimension``). ``PAGE_CHARS``
     leaves a tenth of the 1,104 px text width spare for a 14 px table font whose digits are at
-    most 9 px wide (DejaVu Sans, the widest common sans-serif).
+    most 9 px wide (DejaVu Sans, the widest common sans-serif). Text that no table holds (title,
+    summary, notes, provenance) wraps anywhere rather than widen the page.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ FOOTNOTE = f"{MISSING} : not computed for this row (see notes)"
 MINUS = "\u2212"
 PAGE_CHARS = 110
 TEXT_CHARS = 30
+NARROW = frozenset(" .,:;[]()'|!ilI\u00b7")
 CELL_PAD = 2
 TRANSPOSE_MAX_ROWS = 3
 MAX_ID_COLUMNS = 2
@@ -49,7 +52,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 STYLE = """
 body{margin:0;color:#1a1a1a;font:16px/1.45 "DejaVu Sans",system-ui,-apple-system,"Segoe UI",sans-serif}
-main{box-sizing:border-box;max-width:72rem;margin:0 auto;padding:1rem 1.5rem 3rem}
+main{box-sizing:border-box;max-width:72rem;margin:0 auto;padding:1rem 1.5rem 3rem;overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.5rem 0 1rem}
 h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid #ddd}
 ul.summary{font-size:1.05rem}ul.summary li,ul.notes li{margin:.3em 0}
@@ -61,7 +64,7 @@ th{background:#f2f2f2;font-weight:600;text-align:left;overflow-wrap:break-word}
 tbody th{background:#f8f8f8;font-weight:normal}
 td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 td.text{overflow-wrap:anywhere}
-tbody tr:nth-child(even) td{background:#fafafa}
+tbody tr:nth-child(even) td{background:#fafafa}tr.group>*{border-top:2px solid #888}
 p.caption{margin:.2rem 0}p.footnote{font-size:13px;color:#555;margin:.2rem 0}
 figure{margin:1.5rem 0}img{max-width:100%;height:auto}figcaption{font-size:14px;color:#444}
 dl{display:grid;grid-template-columns:fit-content(16em) minmax(0,1fr);gap:.2em 1em;margin:.4em 0}
@@ -79,11 +82,17 @@ class _Column:
     numeric: list[bool]
 
     @property
-    def chars(self) -> int:
-        """Width budget in characters (see the module docstring)."""
-        body = max((len(c) if num else min(len(c), TEXT_CHARS) for c, num in zip(self.cells, self.numeric)), default=0)
-        header_word = max((len(w) for w in self.header.split()), default=0)
-        return max(body, math.ceil(1.1 * header_word)) + CELL_PAD  # headers are bold
+    def chars(self) -> float:
+        """Width budget in digit widths (see the module docstring)."""
+        body = max((_width(c) if num else min(_width(c), TEXT_CHARS) for c, num in zip(self.cells, self.numeric)),
+                   default=0)
+        header_word = max((_width(w) for w in self.header.split()), default=0)
+        return max(body, 1.1 * header_word) + CELL_PAD  # headers are bold
+
+
+def _width(text: str) -> float:
+    """Estimated width of `text` in digit widths: punctuation and spaces are half, a minus sign wider."""
+    return sum(0.5 if ch in NARROW else 1.3 if ch == MINUS else 1.0 for ch in text)
 
 
 def _is_missing(value) -> bool:
@@ -200,18 +209,23 @@ def _cell(text: str, numeric: bool) -> str:
     return f'<td class="{"num" if numeric else "text"}">{html.escape(text)}</td>'
 
 
-def _table_html(columns: list[_Column], n_id: int, caption: str = "", *, row_headers: bool = True) -> str:
-    """One <table>: the first ``n_id`` columns as row headers when ``row_headers``."""
+def _table_html(columns: list[_Column], n_id: int, caption: str = "") -> str:
+    """One <table>, the first ``n_id`` columns as row headers; a rule above each row that starts
+    a new value of the first of them when its values run in groups (model by model)."""
     head = "".join(f'<th scope="col">{html.escape(c.header)}</th>' for c in columns)
+    first = columns[0].cells if n_id else []
+    grouped = any(a == b for a, b in zip(first, first[1:]))
     rows = []
-    for i in range(len(columns[0].cells) if columns else 0):
+    for i in range(len(columns[0].cells)):
         cells = []
         for j, col in enumerate(columns):
-            if j < n_id and row_headers:
+            if j < n_id:
                 cells.append(f'<th scope="row">{html.escape(col.cells[i])}</th>')
             else:
                 cells.append(_cell(col.cells[i], col.numeric[i]))
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+        starts = grouped and i > 0 and first[i] != first[i - 1]
+        row_class = ' class="group"' if starts else ""
+        rows.append(f"<tr{row_class}>{''.join(cells)}</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return (f'<div class="table-scroll"><table>{cap}<thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')
