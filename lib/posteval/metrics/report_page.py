@@ -7,23 +7,24 @@ Numbers
     4 significant digits (``0.5194``, ``1.235e5``), a minus sign for negatives, never ``-0``; a
     column whose values are all whole numbers is written as integers; NaN and None read ``–``
     (an en dash) and a table that has any gets the footnote ``– : not computed for this row
-    (see notes)``. Columns ``X_lo`` and ``X_hi`` beside a column ``X`` (all three present) become
-    one cell ``0.5194 [0.5170, 0.5218]`` at the place of ``X``; number cells never wrap.
+    (see notes)``. In a table with numeric columns ``X``, ``X_lo`` and ``X_hi``, the three become
+    one cell ``0.5194 [0.5170, 0.5218]`` in the place of ``X``; number cells never wrap. Headers
+    read with spaces for underscores and wrap at words.
 
 Fitting the page (the layout rule)
     Each column is given a width in digit widths (a space or punctuation counts half, a minus
     sign 1.3): its longest number cell (numbers do not wrap), at most :data:`TEXT_CHARS` for a
-    text cell (text wraps), and at least 1.1 times the longest word of its bold header (headers
-    wrap at words), plus :data:`CELL_PAD` for padding and borders. A table whose columns add up
-    to at most :data:`PAGE_CHARS` is one table. Otherwise a
-    table of at most :data:`TRANSPOSE_MAX_ROWS` rows is transposed (one column per row, headed by
-    the row's identifying values) when that fits; any other wide table is split into stacked
-    tables of consecutive column groups, each filled up to :data:`PAGE_CHARS` with the
-    identifying columns repeated in front. The identifying columns are the leading short text
-    columns (at most :data:`MAX_ID_COLUMNS`, e.g. ``model`` and ``dimension``). ``PAGE_CHARS``
-    leaves a tenth of the 1,104 px text width spare for a 14 px table font whose digits are at
-    most 9 px wide (DejaVu Sans, the widest common sans-serif). Text that no table holds (title,
-    summary, notes, provenance) wraps anywhere rather than widen the page.
+    text cell (text wraps), and at least 1.1 times the longest word of its bold header, plus
+    :data:`CELL_PAD` for padding and borders. A table whose columns add up to at most
+    :data:`PAGE_CHARS` is one table. Otherwise a table of at most :data:`TRANSPOSE_MAX_ROWS` rows
+    is transposed (one column per row, headed by the row's identifying values) when that fits;
+    any other wide table is split into stacked tables of consecutive column groups, each filled
+    up to :data:`PAGE_CHARS` with the identifying columns repeated in front. The identifying
+    columns are the leading text columns of at most :data:`TEXT_CHARS` characters (at most
+    :data:`MAX_ID_COLUMNS`, e.g. ``model`` and ``dimension``). ``PAGE_CHARS`` leaves a tenth of
+    the 1,104 px text width spare for a 14 px table font whose digits are at most 9 px wide
+    (DejaVu Sans, the widest common sans-serif). Text that no table holds (title, summary,
+    notes, provenance) wraps anywhere rather than widen the page.
 """
 
 from __future__ import annotations
