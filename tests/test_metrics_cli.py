@@ -1,6 +1,8 @@
-"""`python -m posteval.metrics report` on two toy models: its numbers are protocol_report's, its
-files are all written, and unusable input gives a one-line error naming the file and key."""
+"""`python -m posteval.metrics report` (`protocol-report`): its numbers are protocol_report's
+(scored chunk by chunk), it gives verdicts, the energy score and the noise floor, records its
+provenance, and unusable input gives a one-line error naming the file and key."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -10,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import posteval
 from posteval import book, metrics
+from posteval.metrics import cli
 
 N, M, N_CAL = 400, 32, 300
 
@@ -32,8 +36,9 @@ def toy(tmp_path_factory):
     pd.DataFrame(x_cal, columns=["a", "b"]).to_parquet(d / "cal_pred.parquet")
     pd.DataFrame(cal_truth, columns=["a", "b"]).to_parquet(d / "cal_truth.parquet")
     expected = metrics.protocol_report({"sampler": samples, "regressor": x}, truth, dim_names=["px", "py"],
-                                       calibration={"regressor": (x_cal, cal_truth)})
-    return d, expected
+                                       calibration={"regressor": (x_cal, cal_truth)}, ci=0.95, n_boot=1000, seed=0,
+                                       energy=True, energy_shifts=cli.ENERGY_SHIFTS)
+    return d, expected.drop(columns=["chi2_pvalue_exchange"])
 
 
 def _cli(cwd, *args):
@@ -41,34 +46,89 @@ def _cli(cwd, *args):
                           env={"PYTHONPATH": str(book.ROOT / "lib"), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}, timeout=120)
 
 
+def _run(monkeypatch, cwd, *args):
+    """The CLI in this process (exit code); its output goes to capsys."""
+    monkeypatch.chdir(cwd)
+    return cli.main(["report", "--quiet", *args])
+
+
 TOY_ARGS = ["--samples", "sampler=sampler.npz:samples", "--samples", "regressor=regressor.npy",
             "--truth", "truth.h5:targets/truth", "--calibration", "regressor=cal_pred.parquet,cal_truth.parquet",
             "--dims", "px,py"]
 
 
-def test_report_numbers_equal_protocol_report_and_every_file_is_written(toy):
+def test_report_numbers_equal_protocol_report_chunk_by_chunk(toy, monkeypatch, capsys):
+    """Scored in chunks of 7 events, the table equals protocol_report's on the whole arrays."""
     d, expected = toy
-    proc = _cli(d, *TOY_ARGS, "--out", "report")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ""
+    monkeypatch.setattr(cli, "CHUNK_BYTES", 7 * 8 * M * 2)
+    assert _run(monkeypatch, d, *TOY_ARGS, "--out", "report") == 0
     out = d / "report"
     csv = pd.read_csv(out / "protocol.csv")
-    pd.testing.assert_frame_equal(csv, expected, check_dtype=False, rtol=0, atol=0)
-    # JSON has no NaN: a NaN column (e.g. chi2_pvalue_exchange without exchanges) comes back as null
-    from_json = pd.DataFrame(json.loads((out / "protocol.json").read_text()))[expected.columns]
-    from_json = from_json.astype(expected.dtypes.to_dict())
+    pd.testing.assert_frame_equal(csv[expected.columns], expected, check_dtype=False, rtol=1e-12)
+    payload = json.loads((out / "protocol.json").read_text())
+    from_json = pd.DataFrame(payload["protocol"])[expected.columns]
     pd.testing.assert_frame_equal(from_json, expected, check_dtype=False, rtol=1e-12)
-    md = (out / "protocol.md").read_text().splitlines()
-    assert md[0].split("|")[1:-1] == [f" {c} " for c in expected.columns]
-    assert len(md) == 2 + len(expected)
-    assert proc.stdout.startswith("\n".join(md[:2]))
-    for dim in ("px", "py"):
-        png = (out / f"protocol_{dim}.png").read_bytes()
-        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert {"summary", "protocol", "leads", "calibration", "notes", "provenance"} <= set(payload)
+    assert "energy_score_lo" in csv and np.all(csv["energy_score_lo"] <= csv["energy_score"])
+    assert any("--n-perm" in note for note in payload["notes"])  # the exchange p-value says why it is absent
+    stdout = capsys.readouterr().out
+    assert stdout.startswith(payload["summary"][0])
+    for j, dim in enumerate(("px", "py")):
+        assert (out / f"protocol_{j}_{dim}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') == 2
-    assert page.count("<tr") == 1 + len(expected)
-    assert "regressor=cal_pred.parquet" not in page and "cal_pred.parquet" in page
+    assert (out / "protocol.md").read_text().startswith("# Evaluation protocol report")
+    assert not [p for p in d.iterdir() if p.name.startswith(".report.")]  # no temporary folder left
+
+
+def test_provenance_names_version_command_date_and_each_input_with_its_sha256(toy, monkeypatch):
+    d, _ = toy
+    assert _run(monkeypatch, d, *TOY_ARGS, "--out", "prov", "--crps-estimator", "fair", "--seed", "3") == 0
+    prov = json.loads((d / "prov" / "protocol.json").read_text())["provenance"]
+    assert prov["posteval_version"] == posteval.__version__
+    assert "--crps-estimator fair" in prov["command"] and prov["crps_estimator"] == "fair" and prov["seed"] == 3
+    assert prov["date"][:4].isdigit() and prov["date"].endswith("+00:00")
+    digest = hashlib.sha256((d / "sampler.npz").read_bytes()).hexdigest()
+    assert prov["inputs"]["sampler"]["sha256"] == digest and prov["inputs"]["sampler"]["kind"] == "samples"
+    assert prov["inputs"]["regressor"]["calibration"]["truth_sha256"] == hashlib.sha256(
+        (d / "cal_truth.parquet").read_bytes()).hexdigest()
+    assert "first sample" in prov["point_value_rule"] and "fair" in prov["energy_score"]
+
+
+def test_verdicts_tie_resolved_and_correlation(tmp_path, monkeypatch):
+    """An exact sampler, an independent copy (a tie), one 60 % too wide (resolved), one with exact
+    marginals and the y1-y2 correlation destroyed (only the energy score separates it)."""
+    rng = np.random.default_rng(1)
+    n, m = 3000, 48
+    chol = np.linalg.cholesky([[1.0, 0.8], [0.8, 1.0]])
+    mu = rng.normal(size=(n, 2))
+    truth = mu + rng.normal(size=(n, 2)) @ chol.T
+    draw = lambda s=1.0: mu[:, None, :] + s * rng.normal(size=(n, m, 2)) @ chol.T  # noqa: E731
+    exact = draw()
+    shuffled = exact.copy()
+    shuffled[:, :, 1] = rng.permuted(shuffled[:, :, 1], axis=1)
+    for name, arr in {"truth": truth, "exact": exact, "copy": draw(), "wide": draw(1.6), "shuffled": shuffled}.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+    args = [a for name in ("exact", "copy", "wide", "shuffled") for a in ("--samples", f"{name}={name}.npy")]
+    assert _run(monkeypatch, tmp_path, *args, "--truth", "truth.npy", "--dims", "y1,y2", "--ci", "0.95", "--out", "r") == 0
+    payload = json.loads((tmp_path / "r" / "protocol.json").read_text())
+    leads = pd.DataFrame(payload["leads"])
+
+    def word(metric, a, b, dim=None):
+        rows = leads[(leads.metric == metric) & (leads.best.isin([a, b])) & (leads.other.isin([a, b]))]
+        if dim is not None:
+            rows = rows[rows.dimension == dim]
+        return set(rows.verdict)
+
+    assert word("crps", "exact", "copy") <= {"not resolved"}
+    assert set(leads[(leads.metric == "crps") & (leads.other == "wide")].verdict) == {"yes"}
+    assert word("energy_score", "exact", "shuffled") == {"yes"}
+    assert word("crps", "exact", "shuffled") <= {"not resolved"}  # same marginals: CRPS cannot tell
+    calib = pd.DataFrame(payload["calibration"]).set_index(["model", "dimension"])["verdict"]
+    assert calib["wide"].tolist() == ["over-covers", "over-covers"]
+    assert set(calib["exact"]) <= {"calibrated", "not resolved"}
+    assert np.all(leads.p_holm >= leads.p)
+    assert any("lowest energy score over all dimensions" in s for s in payload["summary"])
 
 
 def _one_line_error(proc, *names):
@@ -88,10 +148,55 @@ def test_nan_and_shape_problems_name_the_file_and_key(toy):
     np.save(d / "short.npy", np.zeros((N - 1, 2)))
     truth = ["--truth", "truth.h5:targets/truth", "--out", "x"]
     line = _one_line_error(_cli(d, "--samples", "s=bad.npz:samples", *truth), "bad.npz:samples")
-    assert "1 of" in line and "NaN" in line
+    assert "1 values" in line and "NaN" in line and "event 5" in line
     _one_line_error(_cli(d, "--samples", "s=short.npy", *truth), "short.npy", str(N - 1), str(N))
     _one_line_error(_cli(d, "--samples", "s=sampler.npz", *truth), "sampler.npz", "samples", "unused")
     _one_line_error(_cli(d, "--samples", "s=sampler.npz:samples", "--truth", "truth.h5:targets/nope", "--out", "x"),
                     "truth.h5:targets/nope")
     _one_line_error(_cli(d, "--samples", "s=sampler.npz:samples", *truth, "--dims", "px"), "--dims", "truth.h5")
+    _one_line_error(_cli(d, "--samples", "s=sampler.npz:samples", *truth, "--dims", "px,px"), "--dims", "unique")
+    _one_line_error(_cli(d, "--samples", "s=sampler.npz:samples", *truth, "--calibration", "S=cal_pred.parquet,cal_truth.parquet"),
+                    "--calibration", "'S'")
     assert not (d / "x").exists()
+
+
+def test_shape_rules_cannot_misread(tmp_path, monkeypatch, capsys):
+    """(n, 1) beside a 1-D truth needs --kind; a transposed array is named as such."""
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=300)
+    np.save(tmp_path / "truth.npy", truth)
+    np.save(tmp_path / "col.npy", truth[:, None] + rng.normal(size=(300, 1)))
+    np.save(tmp_path / "transposed.npy", rng.normal(size=(16, 300)))
+    base = ["--truth", "truth.npy", "--out", "o"]
+    assert _run(monkeypatch, tmp_path, "--samples", "gbr=col.npy", *base) == 2
+    err = capsys.readouterr().err
+    assert "--kind gbr=points" in err and "--kind gbr=samples" in err and "col.npy" in err
+    assert _run(monkeypatch, tmp_path, "--samples", "gbr=col.npy", "--kind", "gbr=points", *base) == 0
+    row = pd.read_csv(tmp_path / "o" / "protocol.csv").iloc[0]
+    assert row["kind"] == "point" and np.isnan(row["coverage_error_raw"])
+    assert _run(monkeypatch, tmp_path, "--samples", "gbr=col.npy", "--kind", "gbr=samples", *base) == 0
+    assert pd.read_csv(tmp_path / "o" / "protocol.csv").iloc[0]["kind"] == "samples"
+    capsys.readouterr()
+    assert _run(monkeypatch, tmp_path, "--samples", "t=transposed.npy", *base) == 2
+    assert "first axis (transposed?)" in capsys.readouterr().err
+
+
+def test_names_are_escaped_in_markdown_and_csv(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=200)
+    np.save(tmp_path / "truth.npy", truth)
+    np.save(tmp_path / "a.npy", truth[:, None] + rng.normal(size=(200, 16)))
+    assert _run(monkeypatch, tmp_path, "--samples", "@SUM(A1)|x=a.npy", "--truth", "truth.npy", "--out", "o") == 0
+    assert pd.read_csv(tmp_path / "o" / "protocol.csv")["model"].iloc[0] == "'@SUM(A1)|x"
+    md = (tmp_path / "o" / "protocol.md").read_text()
+    assert "@SUM(A1)\\|x" in md
+
+
+def test_version_and_help_state_the_shape_rules(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["report", "--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"posteval {posteval.__version__}"
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--help"])
+    text = capsys.readouterr().out
+    assert "events always on the first axis" in text and "--ci" in text and "--kind" in text

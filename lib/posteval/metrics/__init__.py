@@ -12,7 +12,9 @@ results that would overflow).
 Modules: :mod:`.scores` (rmse, mae, crps, energy_score, crps_normal), :mod:`.spectrum`
 (chi2_spectrum, spectrum_test), :mod:`.coverage` (pit, coverage curves, conformal coverage,
 noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :mod:`.report`
-(protocol_report), :mod:`.seeds` and :mod:`.replicates` (intervals over training seeds and test
+(protocol_report; event_values and protocol_table for chunked scoring), :mod:`.ranking` (the
+report's leads with Holm-adjusted verdicts, calibration against the noise floor),
+:mod:`.array_files` and :mod:`.report_page` (the report CLI's inputs and HTML page), :mod:`.seeds` and :mod:`.replicates` (intervals over training seeds and test
 events, rankings of replicated models), :mod:`.verdicts` (yes / no / not resolved).
 """
 
@@ -29,7 +31,7 @@ from .coverage import (
     local_coverage,
     pit,
 )
-from .report import protocol_report
+from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps, crps_normal, energy_score, joint_energy_score, mae, mean_abs_difference, one_per_event,
                      per_event_scores, rmse)
 from .spectrum import SpectrumTest, chi2_spectrum, chi2_spectrum_replicates, spectrum_test
@@ -76,4 +78,8 @@ __all__ = [
     "compare",
     "Comparison",
     "protocol_report",
+    "protocol_table",
+    "event_values",
+    "concat_event_values",
+    "EventValues",
 ]

@@ -68,21 +68,7 @@ def _read_npz(path: Path, key: str | None):
 
 
 def _read_hdf5(path: Path, key: str | None):
-    try:
-        import h5py
-    except ImportError as exc:
-        raise InputFileError(f"{path}: reading HDF5 needs h5py (pip install 'posteval[io]')") from exc
-    with h5py.File(path, "r") as fh:
-        if key is None:
-            found = []
-            fh.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) else None)
-            key_ = _only_name(found, "datasets", str(path))
-        else:
-            key_ = key
-        obj = fh.get(key_)
-        if not isinstance(obj, h5py.Dataset):
-            raise InputFileError(f"{describe(path, key_)}: no dataset at this path")
-        return obj[()]
+    return _open_hdf5(path, key).read()
 
 
 def _read_parquet(path: Path, key: str | None):
@@ -108,13 +94,18 @@ def _read_parquet(path: Path, key: str | None):
 _READERS = {"npy": _read_npy, "npz": _read_npz, "hdf5": _read_hdf5, "parquet": _read_parquet}
 
 
-def read_array(spec: str) -> tuple[np.ndarray, str]:
-    """The finite float array named by ``FILE[:KEY]``, and its description for messages."""
+def _parse(spec: str) -> tuple[Path, str | None, str, str]:
+    """(path, key, file kind, description) of ``FILE[:KEY]``; an unknown suffix is an error."""
     path, key = split_spec(spec)
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise InputFileError(f"{path}: unknown file type {path.suffix!r} (expected one of {', '.join(SUFFIXES)})")
-    where = describe(path, key)
+    return path, key, kind, describe(path, key)
+
+
+def read_array(spec: str) -> tuple[np.ndarray, str]:
+    """The finite float array named by ``FILE[:KEY]``, and its description for messages."""
+    path, key, kind, where = _parse(spec)
     try:
         raw = _READERS[kind](path, key)
     except InputFileError:
@@ -131,3 +122,197 @@ def read_array(spec: str) -> tuple[np.ndarray, str]:
     if bad:
         raise InputFileError(f"{where}: {bad} of {arr.size} values are NaN or infinite")
     return arr, where
+
+
+# ---------------------------------------------------------------------------------------------
+# arrays read chunk by chunk along their first axis (events)
+# ---------------------------------------------------------------------------------------------
+#: numpy kinds accepted in input files: bool, signed and unsigned integers, floats
+NUMERIC_KINDS = "biuf"
+
+
+def _check_chunk(raw: np.ndarray, where: str, start: int) -> np.ndarray:
+    arr = np.asarray(raw, dtype=float)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = start + int(np.argwhere(bad)[0][0])
+        raise InputFileError(f"{where}: {int(bad.sum())} values of events {start}..{start + len(arr) - 1} are NaN or "
+                             f"infinite (first at event {row})")
+    return arr
+
+
+class ArraySource:
+    """An input array named by ``FILE[:KEY]``, read in chunks of events (its first axis).
+
+    ``shape`` and ``where`` are known before any data is read; :meth:`chunks` yields
+    consecutive float64 chunks ``(rows, ...)``, each checked to be finite; :meth:`read` returns
+    the whole array. ``.npy`` and ``.npz`` members are read sequentially from the file (the
+    header's size is checked against the bytes the file holds before anything is allocated),
+    HDF5 datasets slice by slice; Parquet is read whole (columns are not stored by rows).
+
+    Example
+    -------
+    >>> src = open_array("samples.npy")          # doctest: +SKIP
+    >>> src.shape                                 # doctest: +SKIP
+    (100000, 256, 3)
+    >>> sum(len(c) for c in src.chunks(4096))    # doctest: +SKIP
+    100000
+    """
+
+    def __init__(self, where: str, shape: tuple[int, ...], reader):
+        self.where, self.shape, self._reader = where, tuple(int(s) for s in shape), reader
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def chunks(self, rows: int):
+        """Consecutive float64 chunks of at most ``rows`` events, in order."""
+        start = 0
+        for raw in self._reader(max(1, int(rows))):
+            yield _check_chunk(raw, self.where, start)
+            start += len(raw)
+        if start != self.shape[0]:
+            raise InputFileError(f"{self.where}: ended after {start} of {self.shape[0]} events (truncated file?)")
+
+    def read(self) -> np.ndarray:
+        """The whole array, float64, checked to be finite."""
+        parts = list(self.chunks(self.shape[0] or 1))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+
+def _npy_stream_source(fh_factory, where: str, size: int) -> ArraySource:
+    """Source of the .npy stream that ``fh_factory()`` opens (``size`` bytes in all)."""
+    with fh_factory() as fh:
+        try:
+            version = np.lib.format.read_magic(fh)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise ValueError(f"unsupported .npy format version {version}")
+            shape, fortran, dtype = read_header(fh)
+        except (ValueError, EOFError) as exc:
+            raise InputFileError(f"{where}: not a .npy array ({exc})") from exc
+        offset = fh.tell()
+    if dtype.kind not in NUMERIC_KINDS or dtype.hasobject:
+        raise InputFileError(f"{where}: dtype {dtype} is not real numeric (expected bool, integer or float)")
+    if len(shape) == 0 or 0 in shape:
+        raise InputFileError(f"{where}: empty array, shape {shape}")
+    need = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if offset + need > size:
+        raise InputFileError(f"{where}: header claims shape {shape} of {dtype} ({need:,} bytes) but the file holds "
+                             f"{size - offset:,} bytes after it (truncated or corrupt)")
+    row_items = int(np.prod(shape[1:], dtype=np.int64))
+
+    def reader(rows):
+        with fh_factory() as fh:
+            fh.read(offset)
+            if fortran and len(shape) > 1:  # column-major: rows are not contiguous
+                data = np.frombuffer(fh.read(need), dtype=dtype).reshape(shape, order="F")
+                for a in range(0, shape[0], rows):
+                    yield np.ascontiguousarray(data[a : a + rows])
+                return
+            for a in range(0, shape[0], rows):
+                k = min(rows, shape[0] - a)
+                buf = fh.read(k * row_items * dtype.itemsize)
+                if len(buf) != k * row_items * dtype.itemsize:
+                    raise InputFileError(f"{where}: truncated at event {a}")
+                yield np.frombuffer(buf, dtype=dtype).reshape((k, *shape[1:]))
+
+    return ArraySource(where, shape, reader)
+
+
+def _open_npz(path: Path, key: str | None) -> ArraySource:
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputFileError(f"{path}: not a readable .npz archive ({exc})") from exc
+    with archive:
+        names = [n.removesuffix(".npy") for n in archive.namelist() if n.endswith(".npy")]
+        name = key or _only_name(names, "arrays", str(path))
+        if name not in names:
+            raise InputFileError(f"{describe(path, key)}: no array {name!r} (have: {', '.join(names)})")
+        info = archive.getinfo(name + ".npy")
+    where = describe(path, key)
+
+    def fh_factory():
+        class _Member:
+            def __enter__(self):
+                self.zf = zipfile.ZipFile(path)
+                self.fh = self.zf.open(info)
+                return self.fh
+
+            def __exit__(self, *exc):
+                self.fh.close()
+                self.zf.close()
+
+        return _Member()
+
+    try:
+        return _npy_stream_source(fh_factory, where, info.file_size)
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise InputFileError(f"{where}: corrupt archive member ({exc})") from exc
+
+
+def _open_hdf5(path: Path, key: str | None) -> ArraySource:
+    try:
+        import h5py
+    except ImportError as exc:
+        raise InputFileError(f"{path}: reading HDF5 needs h5py (pip install 'posteval[io]')") from exc
+    with h5py.File(path, "r") as fh:
+        if key is None:
+            found = []
+            fh.visititems(lambda name, obj: found.append(name) if isinstance(obj, h5py.Dataset) else None)
+            key_ = _only_name(found, "datasets", str(path))
+        else:
+            key_ = key
+        obj = fh.get(key_)
+        if not isinstance(obj, h5py.Dataset):
+            raise InputFileError(f"{describe(path, key_)}: no dataset at this path")
+        shape, dtype = obj.shape, obj.dtype
+    where = describe(path, key)
+    if dtype.kind not in NUMERIC_KINDS:
+        raise InputFileError(f"{where}: dtype {dtype} is not real numeric (expected bool, integer or float)")
+    if len(shape) == 0 or 0 in shape:
+        raise InputFileError(f"{where}: empty array, shape {shape}")
+
+    def reader(rows):
+        with h5py.File(path, "r") as fh:
+            ds = fh[key_]
+            for a in range(0, shape[0], rows):
+                yield ds[a : a + rows]
+
+    return ArraySource(where, shape, reader)
+
+
+def open_array(spec: str) -> ArraySource:
+    """The array named by ``FILE[:KEY]`` as an :class:`ArraySource` (nothing read but its header)."""
+    path, key, kind, where = _parse(spec)
+    try:
+        if kind == "npy":
+            if key:
+                raise InputFileError(f"{where}: a .npy file holds one array and takes no key")
+            return _npy_stream_source(lambda: open(path, "rb"), where, path.stat().st_size)
+        if kind == "npz":
+            return _open_npz(path, key)
+        if kind == "hdf5":
+            return _open_hdf5(path, key)
+    except InputFileError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise InputFileError(f"{where}: cannot read as {kind}: {exc}") from exc
+    arr, where = read_array(spec)  # Parquet: whole
+    return ArraySource(where, arr.shape, lambda rows: (arr[a : a + rows] for a in range(0, len(arr), rows)))
+
+
+def sha256_of(path: Path, block: int = 1 << 22) -> str:
+    """Hex sha256 of a file, read in blocks of 4 MiB."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(block):
+            h.update(chunk)
+    return h.hexdigest()

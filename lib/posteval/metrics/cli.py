@@ -1,189 +1,506 @@
-"""The protocol for your own model, from the shell: ``python -m posteval.metrics report``.
+"""The protocol for your own model, from the shell: ``python -m posteval.metrics report`` (or the
+console script ``protocol-report``), answering "which model is better, and is it calibrated?".
 
 Example::
 
-    python -m posteval.metrics report \\
-        --samples flow=flow.npz:samples --samples regressor=reg.npy \\
+    protocol-report --samples flow=flow.npz:samples --samples regressor=reg.npy \\
         --truth test.h5:targets/truth \\
         --calibration regressor=cal.parquet:pred,cal.parquet:truth \\
-        --dims pt,eta --out report/
+        --dims pt,eta --ci 0.95 --out report/
 
-Writes into ``--out``: ``protocol.csv``, ``protocol.json``, ``protocol.md`` (the table of
-:func:`posteval.metrics.protocol_report`), ``protocol_<dimension>.png`` (the protocol figure of
-:func:`posteval.plotting.protocol_figure`, one per dimension) and ``report.html`` (one page holding
-both). A file that cannot be used gives a one-line error naming the file and key, exit code 2.
+Shapes (events always on the first axis): the truth is ``(n,)`` or ``(n, d)``; a sampler gives
+``(n, m)`` (with a 1-D truth) or ``(n, m, d)`` samples, m draws per event; a point predictor
+gives ``(n,)`` or ``(n, d)``. An ``(n, 1)`` array beside a 1-D truth can be read either way and
+needs ``--kind NAME=points`` or ``--kind NAME=samples``.
+
+Writes into ``--out`` (each file complete or absent: they are written to a temporary folder first
+and moved into place): ``protocol.csv`` (the table of
+:func:`posteval.metrics.protocol_report`, with bootstrap intervals), ``protocol.json`` (the table,
+the verdicts, the calibration table, the energy score, the summary sentences, notes and the
+provenance: library version, command line, date, each input's sha256, the estimators),
+``protocol.md``, ``protocol_<dimension>.png`` and ``report.html``. A file that cannot be used
+gives a one-line error naming the file and key, exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import html
+import datetime
 import json
+import math
+import os
+import platform
+import shlex
+import shutil
 import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .array_files import InputFileError, read_array
+from .array_files import ArraySource, InputFileError, open_array, sha256_of, split_spec
+from .report_page import format_interval, format_number
 
 PROG = "python -m posteval.metrics"
+CHUNK_BYTES = 64 * 2**20  # float64 bytes of one chunk of a sampler's events
+ENERGY_SHIFTS = 8
+POINT_RULE = ("a sampler's RMSE, MAE and spectrum use its first sample of each event (one reconstruction, which "
+              "has the sampler's spectrum); a point prediction is a point mass: its CRPS is its absolute error and "
+              "its energy score its Euclidean error")
+METRIC_WORDS = {"crps": "CRPS", "energy_score": "energy score", "rmse": "RMSE", "mae": "MAE"}
+
+
+def _version() -> str:
+    from posteval import __version__
+
+    return __version__
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Inputs:
+    """Everything the report reads, checked: truth in memory, the models as chunked sources."""
+
+    truth: np.ndarray
+    truth_where: str
+    models: dict[str, tuple[ArraySource, str]]  # name -> (source, "samples" | "points")
+    calibration: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    dim_names: list[str] = field(default_factory=list)
+    sources: dict[str, dict] = field(default_factory=dict)
 
 
 def _named(spec: str, option: str) -> tuple[str, str]:
     name, sep, rest = spec.partition("=")
-    if not sep or not name or not rest:
+    if not sep or not name.strip() or not rest:
         raise InputFileError(f"{option} {spec}: expected NAME=FILE[:KEY]")
+    if any(ch in name for ch in "\n\r\t") or name != name.strip():
+        raise InputFileError(f"{option} {spec!r}: a model name may not hold tabs, newlines or surrounding spaces")
     return name, rest
 
 
-def _check_against_truth(arr: np.ndarray, where: str, truth: np.ndarray, truth_where: str, *, samples_allowed: bool):
-    n = truth.shape[0]
-    ranks = (truth.ndim, truth.ndim + 1) if samples_allowed else (truth.ndim,)
-    expected = " or ".join({1: "(n,)", 2: "(n, m)" if truth.ndim == 1 and samples_allowed else "(n, d)", 3: "(n, m, d)"}[r] for r in ranks)
-    if arr.ndim not in ranks:
-        raise InputFileError(f"{where}: shape {arr.shape} does not fit truth {truth_where} of shape {truth.shape}: expected {expected}")
-    if arr.shape[0] != n:
-        raise InputFileError(f"{where}: {arr.shape[0]} events, truth {truth_where} has {n}")
-    if truth.ndim == 2 and arr.shape[-1] != truth.shape[1]:
-        raise InputFileError(f"{where}: {arr.shape[-1]} dimensions, truth {truth_where} has {truth.shape[1]}")
+def _kinds(specs: list[str] | None) -> dict[str, str]:
+    out = {}
+    for spec in specs or []:
+        name, sep, kind = spec.partition("=")
+        if not sep or kind not in ("points", "samples"):
+            raise InputFileError(f"--kind {spec}: expected NAME=points or NAME=samples")
+        out[name] = kind
+    return out
 
 
-def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | None, dims: str | None):
-    """Read and check every input; returns (name_to_samples, truth, calibration, dim_names, sources)."""
-    truth, truth_where = read_array(truth_spec)
-    if truth.ndim not in (1, 2):
-        raise InputFileError(f"{truth_where}: truth must be (n,) or (n, d), got shape {truth.shape}")
-    sources = {"truth": {"file": truth_where, "shape": list(truth.shape)}}
-    name_to_samples = {}
+def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...], truth_where: str,
+               declared: str | None, name: str) -> str:
+    """"samples" or "points" for an array of ``shape`` beside the truth, by the shape rules of the
+    module docstring; an array that fits neither, or fits both without ``declared``, is an error."""
+    n = truth_shape[0]
+    if shape[0] != n:
+        swapped = [i for i, s in enumerate(shape) if s == n and i > 0]
+        hint = f"; axis {swapped[0]} has {n}: events must be the first axis (transposed?)" if swapped else ""
+        raise InputFileError(f"{where}: {shape[0]} events on the first axis, truth {truth_where} has {n}{hint}")
+    one_d = len(truth_shape) == 1
+    if one_d:
+        fits = {1: "points", 2: "samples"}
+    else:
+        fits = {2: "points", 3: "samples"}
+        if shape[-1] != truth_shape[1]:
+            raise InputFileError(f"{where}: {shape[-1]} dimensions on the last axis, truth {truth_where} has {truth_shape[1]}")
+    if len(shape) not in fits:
+        expected = "(n,) points or (n, m) samples" if one_d else "(n, d) points or (n, m, d) samples"
+        raise InputFileError(f"{where}: shape {shape} does not fit truth {truth_where} of shape {truth_shape}: "
+                             f"expected {expected}")
+    kind = fits[len(shape)]
+    if one_d and len(shape) == 2 and shape[1] == 1:
+        if declared is None:
+            raise InputFileError(f"{where}: shape {shape} beside the 1-D truth {truth_where} reads two ways: point "
+                                 f"predictions (n,) or a sampler with m = 1 sample per event; say which with "
+                                 f"--kind {name}=points or --kind {name}=samples")
+        return declared
+    if declared is not None and declared != kind:
+        raise InputFileError(f"{where}: --kind {name}={declared}, but shape {shape} beside truth {truth_where} of "
+                             f"shape {truth_shape} is {kind}")
+    return kind
+
+
+def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | None, dims: str | None,
+                kinds: list[str] | None = None) -> Inputs:
+    """Open and check every input (models stay on disk, read later chunk by chunk)."""
+    truth_src = open_array(truth_spec)
+    if truth_src.ndim not in (1, 2):
+        raise InputFileError(f"{truth_src.where}: truth must be (n,) or (n, d), got shape {truth_src.shape}")
+    truth = truth_src.read()
+    declared = _kinds(kinds)
+    inputs = Inputs(truth, truth_src.where, {})
+    inputs.sources["truth"] = {"spec": truth_spec, "shape": list(truth.shape)}
     for spec in samples:
         name, file_spec = _named(spec, "--samples")
-        if name in name_to_samples:
+        if name in inputs.models:
             raise InputFileError(f"--samples {spec}: model name {name!r} given twice")
-        arr, where = read_array(file_spec)
-        _check_against_truth(arr, where, truth, truth_where, samples_allowed=True)
-        name_to_samples[name] = arr
-        sources[name] = {"file": where, "shape": list(arr.shape)}
-    cal = {}
+        src = open_array(file_spec)
+        kind = model_kind(src.shape, src.where, truth.shape, truth_src.where, declared.get(name), name)
+        inputs.models[name] = (src, kind)
+        inputs.sources[name] = {"spec": file_spec, "shape": list(src.shape), "kind": kind}
+    unknown = sorted(set(declared) - set(inputs.models))
+    if unknown:
+        raise InputFileError(f"--kind: no model {', '.join(map(repr, unknown))} among --samples")
     for spec in calibration or []:
         name, rest = _named(spec, "--calibration")
         pred_spec, sep, cal_truth_spec = rest.partition(",")
         if not sep:
             raise InputFileError(f"--calibration {spec}: expected NAME=PRED_FILE[:KEY],TRUTH_FILE[:KEY]")
-        if name not in name_to_samples:
+        if name not in inputs.models:
             raise InputFileError(f"--calibration {spec}: no model {name!r} among --samples")
-        if name_to_samples[name].ndim != truth.ndim:
-            raise InputFileError(f"--calibration {spec}: {name!r} has samples; calibration data is for point predictors")
-        cal_truth, cal_truth_where = read_array(cal_truth_spec)
-        if cal_truth.ndim != truth.ndim or cal_truth.shape[1:] != truth.shape[1:]:
-            raise InputFileError(f"{cal_truth_where}: shape {cal_truth.shape} does not match truth {truth_where} of shape {truth.shape}")
-        cal_pred, cal_pred_where = read_array(pred_spec)
-        _check_against_truth(cal_pred, cal_pred_where, cal_truth, cal_truth_where, samples_allowed=False)
-        cal[name] = (cal_pred, cal_truth)
-        sources[name]["calibration"] = {"predictions": cal_pred_where, "truth": cal_truth_where, "n": int(cal_truth.shape[0])}
+        if inputs.models[name][1] != "points":
+            raise InputFileError(f"--calibration {spec}: {name!r} is a sampler; calibration data is for point predictors")
+        cal_truth_src = open_array(cal_truth_spec)
+        if cal_truth_src.ndim != truth.ndim or cal_truth_src.shape[1:] != truth.shape[1:]:
+            raise InputFileError(f"{cal_truth_src.where}: shape {cal_truth_src.shape} does not match truth "
+                                 f"{truth_src.where} of shape {truth.shape}")
+        cal_pred_src = open_array(pred_spec)
+        kind = model_kind(cal_pred_src.shape, cal_pred_src.where, cal_truth_src.shape, cal_truth_src.where, "points", name)
+        if kind != "points":
+            raise InputFileError(f"{cal_pred_src.where}: calibration predictions must be points")
+        pred = cal_pred_src.read()
+        inputs.calibration[name] = (pred.reshape(cal_truth_src.shape), cal_truth_src.read())
+        inputs.sources[name]["calibration"] = {"predictions": pred_spec, "truth": cal_truth_spec,
+                                               "n": int(cal_truth_src.shape[0])}
     d = 1 if truth.ndim == 1 else truth.shape[1]
-    dim_names = [s.strip() for s in dims.split(",")] if dims else [f"dim{j}" for j in range(d)]
-    if len(dim_names) != d or not all(dim_names):
-        raise InputFileError(f"--dims {dims}: {len(dim_names)} names for the {d} dimensions of truth {truth_where}")
-    return name_to_samples, truth, cal or None, dim_names, sources
+    names = [s.strip() for s in dims.split(",")] if dims else [f"dim{j}" for j in range(d)]
+    if len(names) != d or not all(names):
+        raise InputFileError(f"--dims {dims}: {len(names)} names for the {d} dimensions of truth {truth_src.where}")
+    if len(set(names)) != len(names):
+        raise InputFileError(f"--dims {dims}: names must be unique")
+    inputs.dim_names = names
+    return inputs
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring, chunk by chunk
+# ---------------------------------------------------------------------------------------------
+def _workers() -> int:
+    """Threads that score chunks side by side (numpy releases the GIL): the usable cores, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool, progress: bool = True):
+    """{model: EventValues}: samplers read and scored in chunks of about 64 MiB, a few chunks at a
+    time in threads (at most ``2 x workers`` chunks in memory), joined in order."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    from posteval.progress import tqdm
+
+    from .report import concat_event_values, event_values
+
+    values, workers = {}, _workers()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for name, (src, kind) in inputs.models.items():
+            if kind == "points":
+                pred = src.read().reshape(inputs.truth.shape)
+                values[name] = event_values(pred, inputs.truth, name=name, crps_estimator=crps_estimator, energy=energy,
+                                            calibration=inputs.calibration.get(name), seed=seed)
+                continue
+            rows = max(1, CHUNK_BYTES // (8 * math.prod(src.shape[1:])))
+            shifts = _shifts(src.shape[1]) if energy else None
+            parts, pending, start = [], deque(), 0
+            bar = tqdm(total=src.shape[0], desc=f"scoring {name}", unit="event", disable=not progress, leave=False)
+            for chunk in src.chunks(rows):
+                stop = start + len(chunk)
+                pending.append(pool.submit(event_values, chunk, inputs.truth[start:stop], name=name,
+                                           crps_estimator=crps_estimator, energy=energy, energy_shifts=shifts))
+                start = stop
+                while len(pending) >= 2 * workers:
+                    parts.append(pending.popleft().result())
+                    bar.update(parts[-1].n)
+            while pending:
+                parts.append(pending.popleft().result())
+                bar.update(parts[-1].n)
+            bar.close()
+            values[name] = concat_event_values(parts)
+    return values
+
+
+def _shifts(m: int) -> int | None:
+    """Cyclic pair shifts of the energy score's second term: all pairs when m is small."""
+    return None if m - 1 <= ENERGY_SHIFTS else ENERGY_SHIFTS
+
+
+# ---------------------------------------------------------------------------------------------
+# sentences, tables, files
+# ---------------------------------------------------------------------------------------------
+def sentences(leads, calib, dim_names: list[str]) -> list[str]:
+    """The report's answers, one sentence per metric and dimension, then one per sampler."""
+    out = []
+    for (metric, dim), group in leads.groupby(["metric", "dimension"], sort=False):
+        best = group["best"].iloc[0]
+        where = " over all dimensions" if dim == "all" else f" on {dim}" if len(dim_names) > 1 else ""
+        said = []
+        for word, rows in (("resolved", group[group["verdict"] == "yes"]), ("not resolved", group[group["verdict"] != "yes"])):
+            if len(rows):
+                said.append(f"{word} over " + ", ".join(
+                    f"{r.other} (difference {format_interval(r.difference, r.difference_lo, r.difference_hi)})" for r in rows.itertuples()))
+        out.append(f"{best} has the lowest {METRIC_WORDS[metric]}{where}; its lead is " + "; ".join(said) + ".")
+    for r in calib.itertuples():
+        where = f" on {r.dimension}" if len(dim_names) > 1 else ""
+        what = {"calibrated": "is calibrated", "under-covers": "under-covers (its intervals are too narrow)",
+                "over-covers": "over-covers (its intervals are too wide)",
+                "not resolved": "is not resolved as calibrated or miscalibrated"}[r.verdict]
+        out.append(f"{r.model} {what}{where}: coverage error {format_interval(r.coverage_error_raw, r.coverage_error_raw_lo, r.coverage_error_raw_hi)} "
+                   f"against the noise floor {format_number(r.noise_floor_q95)} of an exact sampler with the same "
+                   f"{r.m} samples per event.")
+    return out
+
+
+def md_cell(v) -> str:
+    """A Markdown table cell: numbers formatted, text with ``|`` escaped and no line breaks."""
+    if isinstance(v, (float, np.floating, int, np.integer)) and not isinstance(v, bool):
+        return format_number(v, integer=isinstance(v, (int, np.integer)))
+    return str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
 def markdown_table(frame) -> str:
     """A GitHub-flavoured Markdown table, numbers to 4 significant digits."""
-
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return "nan" if not np.isfinite(v) else f"{v:.4g}"
-        return str(v)
-
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    head = "| " + " | ".join(md_cell(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    rows = ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *rows]) + "\n"
 
 
-def _html_page(table, figures: list[Path], sources: dict) -> str:
-    imgs = "\n".join(
-        f'<figure><img alt="protocol figure, {html.escape(p.stem)}" src="data:image/png;base64,'
-        f'{base64.b64encode(p.read_bytes()).decode()}"><figcaption>{html.escape(p.name)}</figcaption></figure>'
-        for p in figures
-    )
-    inputs = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(json.dumps(v))}</li>" for k, v in sources.items())
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Evaluation protocol report</title>
-<style>body{{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .6em;text-align:right}}
-img{{max-width:100%}}</style></head><body>
-<h1>Evaluation protocol report</h1>
-<p>Per model and dimension: pointwise errors (RMSE, MAE), per-event accuracy of the predictive
-distribution (CRPS, lower is better), the spectrum chi-square of one reconstruction per event
-against the truth (chi2/ndf near 1 when the spectrum is right) and the coverage error of the
-central intervals (0 for a calibrated model). A model can win on RMSE and lose on every other column.</p>
-<h2>Table</h2>
-{table.to_html(index=False, float_format=lambda v: f"{v:.4g}", na_rep="nan")}
-<h2>Figures</h2>
-{imgs}
-<h2>Inputs</h2><ul>{inputs}</ul>
-</body></html>
-"""
+def csv_safe(frame):
+    """A copy whose text cells cannot start a spreadsheet formula (a leading = + - @ gets a ')."""
+    out = frame.copy()
+    for col in out.columns:
+        if any(isinstance(v, str) for v in out[col]):
+            out[col] = [f"'{v}" if isinstance(v, str) and v[:1] in "=+-@" else v for v in out[col]]
+    return out
 
 
-def write_report(name_to_samples, truth, calibration, dim_names, sources, out: Path):
-    """Compute the protocol table and figures, write every report file into `out`; returns (files, table)."""
+def _records(frame) -> list[dict]:
+    """JSON records with NaN as null."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def input_digests(inputs: Inputs):
+    """A started thread's future of {file path: sha256} of every input file (hashing releases the
+    GIL, so it runs beside the scoring)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = []
+    for info in inputs.sources.values():
+        paths.append(split_spec(info["spec"])[0])
+        cal = info.get("calibration")
+        if cal:
+            paths += [split_spec(cal[k])[0] for k in ("predictions", "truth")]
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(lambda: {str(p): sha256_of(p) for p in dict.fromkeys(paths)})
+    pool.shutdown(wait=False)
+    return future
+
+
+def provenance(argv: list[str], inputs: Inputs, args, digests: dict[str, str]) -> dict:
+    """Version, command line, date, inputs (with sha256) and the estimators of one report."""
+    files = {}
+    for name, info in inputs.sources.items():
+        path, key = split_spec(info["spec"])
+        files[name] = {**info, "file": str(path), "key": key, "sha256": digests[str(path)]}
+        cal = info.get("calibration")
+        if cal:
+            files[name]["calibration"] = {**cal, **{f"{k}_sha256": digests[str(split_spec(cal[k])[0])]
+                                                     for k in ("predictions", "truth")}}
+    return {
+        "posteval_version": _version(),
+        "command": shlex.join(argv),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "inputs": files,
+        "crps_estimator": args.crps_estimator,
+        "energy_score": (f"fair estimator; E||X - X'|| from the m x {ENERGY_SHIFTS} cyclic pairs (x_i, x_(i+k)), "
+                         f"k = 1..{ENERGY_SHIFTS}, for m > {ENERGY_SHIFTS + 1} (unbiased), all pairs otherwise")
+        if inputs.truth.ndim == 2 else "not computed: one dimension (it equals the CRPS)",
+        "point_value_rule": POINT_RULE,
+        "ci": args.ci, "n_boot": args.n_boot, "seed": args.seed, "bins": args.bins, "n_perm": args.n_perm,
+        "multiplicity": "Holm over all leads of the report",
+    }
+
+
+def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: bool = True):
+    """Score, decide, draw and write every report file into ``out``; returns (files, summary)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from posteval import metrics, plotting
+    from posteval import plotting
+    from posteval.plotting.palette import user_colours
 
-    table = metrics.protocol_report(name_to_samples, truth, dim_names=dim_names, calibration=calibration)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"csv": out / "protocol.csv", "json": out / "protocol.json", "markdown": out / "protocol.md"}
-    table.to_csv(files["csv"], index=False)
-    files["json"].write_text(table.to_json(orient="records", indent=1) + "\n")
-    files["markdown"].write_text(markdown_table(table))
-    plotting.set_theme()
-    figures = []
-    for j, dim in enumerate(dim_names):
-        fig = plotting.protocol_figure(name_to_samples, truth, dimension=j, quantity=dim, calibration=calibration)
-        path = out / f"protocol_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        figures.append(path)
-        files[f"figure {dim}"] = path
-    files["html"] = out / "report.html"
-    files["html"].write_text(_html_page(table, figures, sources))
-    return files, table
+    from . import ranking, report_page
+    from ._validation import DEFAULT_LEVELS
+    from .report import protocol_table
+
+    energy = inputs.truth.ndim == 2
+    digests = input_digests(inputs)
+    values = score_models(inputs, crps_estimator=args.crps_estimator, seed=args.seed, energy=energy, progress=progress)
+    table, reps = protocol_table(values, inputs.truth, dim_names=inputs.dim_names, bins=args.bins, n_perm=args.n_perm,
+                                 ci=args.ci, n_boot=args.n_boot, seed=args.seed, replicates=True)
+    levels = np.sort(DEFAULT_LEVELS)
+    notes = []
+    if args.n_perm == 0:
+        table = table.drop(columns=["chi2_pvalue_exchange"])
+        notes.append("chi2_pvalue_exchange is not computed (--n-perm 0): give --n-perm 1000 for the exchange "
+                     "p-value of the spectrum; chi2_pvalue is the asymptotic chi-square p-value.")
+    if not inputs.calibration:
+        table = table.drop(columns=[c for c in table.columns if c.startswith("coverage_error_conformal")])
+        notes.append("coverage_error_conformal is not computed: no --calibration data was given.")
+    if any(k == "points" for _, k in inputs.models.values()):
+        notes.append("A point predictor has no raw coverage error (–): it has no predictive distribution; give "
+                     "--calibration data for its split-conformal coverage.")
+    leads = ranking.leads(table, reps, ci=args.ci)
+    samplers = {n: v for n, v in values.items() if v.kind == "samples"}
+    calib = ranking.calibration(table, {n: v.raw_codes for n, v in samplers.items()},
+                                {n: v.m for n, v in samplers.items()}, levels, seed=args.seed)
+    if len(values) == 1:
+        notes.append("One model: there is no lead to resolve.")
+    if not samplers:
+        notes.append("No sampler: there is no raw coverage to judge.")
+    summary = sentences(leads, calib, inputs.dim_names)
+    prov = provenance(argv, inputs, args, digests.result())
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise InputFileError(f"--out {out}: exists and is not a folder")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        table.pipe(csv_safe).to_csv(tmp / "protocol.csv", index=False)
+        payload = {"summary": summary, "protocol": _records(table), "leads": _records(leads),
+                   "calibration": _records(calib), "notes": notes, "provenance": prov}
+        (tmp / "protocol.json").write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
+        md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
+              "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
+              "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], ""]
+        (tmp / "protocol.md").write_text("\n".join(md))
+        plotting.set_theme()
+        colours = user_colours(list(values))
+        figures, n = [], inputs.truth.shape[0]
+        t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
+        m_set = {v.m for v in samplers.values()}
+        for j, dim in enumerate(inputs.dim_names):
+            curves = {}
+            for name, v in values.items():
+                for codes, label in ((v.raw_codes, name), (v.conformal_codes, f"{name} (conformal)")):
+                    if codes is not None:
+                        curves[label] = np.cumsum(np.bincount(codes[:, j], minlength=levels.size + 1))[:-1] / n
+            fig = plotting.protocol_panels(t2[:, j], {k: v.point[:, j] for k, v in values.items()},
+                                           {k: float(v.crps[:, j].mean()) for k, v in values.items()}, curves,
+                                           levels=levels, quantity=_mathtext_safe(dim),
+                                           m_samples=m_set.pop() if len(m_set) == 1 else None, colours=colours)
+            path = tmp / f"protocol_{j}_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            figures.append((f"The protocol on {dim}: spectrum of one value per event against the truth, mean CRPS, "
+                            f"coverage minus nominal with the band of an exact sampler.", path))
+        sections = [("Leads: is the best model's lead resolved?", leads,
+                     f"Difference = best − other (lower is better), its {args.ci:g} percentile interval from "
+                     f"{args.n_boot} paired bootstrap resamples of the test events, p from the bootstrap standard "
+                     f"error, Holm-adjusted over all {len(leads)} leads."),
+                    ("Calibration of the samplers", calib,
+                     "Raw coverage error (maximum |coverage − nominal| over the levels) against the 95 % quantile "
+                     "of an exact sampler's with the same events and samples."),
+                    ("Protocol table", table, "One row per model and dimension; intervals from the paired bootstrap.")]
+        sections = [sec for sec in sections if len(sec[1])]
+        page = report_page.html_page(title="Evaluation protocol report", summary=summary, sections=sections,
+                                     figures=[(cap, p.read_bytes()) for cap, p in figures], provenance=prov, notes=notes)
+        (tmp / "report.html").write_text(page)
+        out.mkdir(exist_ok=True)
+        files = {}
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, out / f.name)
+            files[f.name] = out / f.name
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return files, summary
+
+
+def _mathtext_safe(text: str) -> str:
+    """A label matplotlib draws literally (a ``$`` would start mathtext)."""
+    return text.replace("$", r"\$")
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def _level(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a level in (0, 1), got {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a level in (0, 1), got {text!r}")
+    return v
+
+
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return v
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="The evaluation protocol of the book on your own model's samples.")
+    parser.add_argument("--version", action="version", version=f"posteval {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("report", help="protocol table, figure and HTML report from sample files",
-                         description=__doc__.split("\n\n")[0])
+    rep = sub.add_parser("report", help="protocol table, verdicts, figures and HTML report from sample files",
+                         description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n")[3],
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("--version", action="version", version=f"posteval {_version()}")
     rep.add_argument("--samples", action="append", required=True, metavar="NAME=FILE[:KEY]",
-                     help="one model: samples (n, m[, d]) or point predictions (n[, d]); repeat per model")
+                     help="one model: samples (n, m[, d]) or point predictions (n[, d]), events first; repeat per model")
     rep.add_argument("--truth", required=True, metavar="FILE[:KEY]", help="true values (n,) or (n, d)")
+    rep.add_argument("--kind", action="append", metavar="NAME=points|samples",
+                     help="how to read model NAME when its shape allows both, e.g. (n, 1) beside a 1-D truth")
     rep.add_argument("--calibration", action="append", metavar="NAME=PRED_FILE[:KEY],TRUTH_FILE[:KEY]",
                      help="calibration predictions and truths of a point predictor (split-conformal coverage)")
     rep.add_argument("--dims", metavar="NAME,NAME,...", help="names of the d dimensions (default dim0, dim1, ...)")
+    rep.add_argument("--ci", type=_level, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
+    rep.add_argument("--n-boot", type=_count(100), default=1000, help="paired bootstrap resamples of the events (1000)")
+    rep.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap, exchanges and tie-breaking (0)")
+    rep.add_argument("--crps-estimator", choices=("nrg", "fair", "pwm"), default="nrg",
+                     help="CRPS estimator of the samplers (nrg: 1/m^2 pair sum; fair: 1/(m(m-1)); pwm = fair)")
+    rep.add_argument("--n-perm", type=_count(0), default=0,
+                     help="label exchanges for the spectrum's exchange p-value (0: not computed, the default)")
+    rep.add_argument("--bins", type=_count(2), default=20, help="spectrum bins (20)")
     rep.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the report files")
+    rep.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m posteval.metrics``; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     try:
-        inputs = load_inputs(args.samples, args.truth, args.calibration, args.dims)
-        files, table = write_report(*inputs, args.out)
-    except ValueError as exc:  # InputFileError, or protocol_report's own validation
+        inputs = load_inputs(args.samples, args.truth, args.calibration, args.dims, args.kind)
+        files, summary = write_report(inputs, args, args.out, [PROG, *argv], progress=not args.quiet)
+    except (ValueError, OSError) as exc:  # InputFileError, the protocol's own validation, a full disk
         print(f"{PROG} report: error: {exc}", file=sys.stderr)
         return 2
-    print(markdown_table(table), end="")
-    for what, path in files.items():
-        print(f"{what}: {path}")
+    for s in summary:
+        print(s)
+    for name, path in files.items():
+        print(f"{name}: {path}")
     return 0
 
 

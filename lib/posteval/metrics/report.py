@@ -1,9 +1,17 @@
 """The protocol table: pointwise errors, CRPS, spectrum test and coverage of several models,
-optionally with bootstrap intervals over events."""
+optionally with bootstrap intervals over events.
+
+Two steps, so that large inputs can be scored chunk by chunk: :func:`event_values` reduces one
+model's predictions on some events to what the protocol needs per event (its point value, CRPS,
+level codes of its central intervals, energy score), :func:`concat_event_values` joins chunks,
+and :func:`protocol_table` turns the per-event values of several models into the table (spectrum,
+coverage errors, paired bootstrap intervals). :func:`protocol_report` is both steps at once.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -11,7 +19,7 @@ from scipy import sparse
 
 from ._validation import DEFAULT_LEVELS, finite_array, levels_array, samples_truth
 from .coverage import conformal_scores, conformal_thresholds, pit
-from .scores import crps
+from .scores import crps, energy_score
 from .spectrum import spectrum_test
 from .uncertainty import _ci, bootstrap_means, percentile_interval
 
@@ -30,6 +38,107 @@ def _coverage_error_from_codes(hist: np.ndarray, levels_sorted: np.ndarray) -> n
     return np.abs(cov - levels_sorted).max(axis=-1)
 
 
+
+@dataclass(frozen=True)
+class EventValues:
+    """What the protocol needs of one model on each of n test events (see :func:`event_values`).
+
+    kind : "samples" or "point"; m : samples per event (1 for a point prediction);
+    point (n, d) : its one value per event (first sample or sample mean); crps (n, d);
+    raw_codes (n, d) or None : per event, the index of the first sorted level whose central
+    sample interval holds the truth (len(levels) when none does; samplers only);
+    conformal_codes (n, d) or None : the same for split-conformal intervals (given calibration);
+    energy (n,) or None : energy score over all d dimensions (when asked).
+    """
+
+    kind: str
+    m: int
+    point: np.ndarray
+    crps: np.ndarray
+    raw_codes: np.ndarray | None = None
+    conformal_codes: np.ndarray | None = None
+    energy: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return self.point.shape[0]
+
+
+def _sorted_levels(levels) -> np.ndarray:
+    return np.sort(levels_array(levels))
+
+
+def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, point_from: str = "sample",
+                 crps_estimator: str = "nrg", energy: bool = False, energy_shifts: int | None = None,
+                 calibration: tuple[np.ndarray, np.ndarray] | None = None, seed: int = 0) -> EventValues:
+    """Per-event values of one model: samples ``(n, m[, d])`` or points ``(n[, d])`` against truth ``(n[, d])``.
+
+    CRPS per event and dimension (``crps_estimator`` for samples; the absolute error of a point
+    mass), the point value (``point_from``: "sample" = the first sample, "mean" = the sample mean),
+    the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
+    codes given ``calibration`` = (cal_pred, cal_truth), and with ``energy`` the energy score
+    over the d dimensions (``energy_shifts``: see :func:`~posteval.metrics.scores.energy_score`;
+    it then uses the "fair" estimator; a point prediction's is the Euclidean error).
+    Events are independent, so values of consecutive chunks of events concatenate
+    (:func:`concat_event_values`) to the values of all of them; the conformal codes need every
+    test event at once (their tie-breaking draws one stream).
+
+    Example
+    -------
+    >>> rng = np.random.default_rng(0)
+    >>> v = event_values(rng.normal(size=(50, 16)), rng.normal(size=50))
+    >>> v.kind, v.m, v.crps.shape
+    ('samples', 16, (50, 1))
+    """
+    if point_from not in ("sample", "mean"):
+        raise ValueError(f"point_from: expected 'sample' or 'mean', got {point_from!r}")
+    t = finite_array(truth, "truth", (1, 2))
+    t2 = t[:, None] if t.ndim == 1 else t
+    lv_sorted = _sorted_levels(levels)
+    arr = np.asarray(pred, dtype=float)
+    is_samples = arr.ndim == t.ndim + 1
+    s = arr if is_samples else arr[:, None] if t.ndim == 1 else arr[:, None, :]
+    s, _, _ = samples_truth(s, t, (name, "truth"))
+    point = s[:, 0, :] if point_from == "sample" else s.mean(axis=1)
+    crps_e = crps(s, t2, estimator=crps_estimator) if is_samples else np.abs(point - t2)
+    raw = _level_codes(np.abs(2.0 * pit(s, t2) - 1.0), lv_sorted) if is_samples else None
+    conf = None
+    if calibration is not None:
+        cal_p, cal_t = calibration
+        cal_score, test_score, *_ = conformal_scores(cal_p, cal_t, arr, t, seed=seed)
+        q = conformal_thresholds(cal_score.reshape(len(cal_score), -1), lv_sorted)
+        conf = np.stack([_level_codes(test_score[:, j], q[:, j]) for j in range(t2.shape[1])], axis=1)
+    es = None
+    if energy:
+        if is_samples:
+            est = "fair" if energy_shifts is not None else crps_estimator if crps_estimator in ("nrg", "fair") else "fair"
+            es = energy_score(s, t2, estimator=est, n_shifts=energy_shifts)
+        else:
+            es = np.linalg.norm(point - t2, axis=1)
+    return EventValues("samples" if is_samples else "point", s.shape[1], point, crps_e, raw, conf, es)
+
+
+def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
+    """The values of consecutive chunks of events of one model, joined along the events."""
+    if not parts:
+        raise ValueError("parts: no chunks given")
+    first = parts[0]
+    for p in parts[1:]:
+        if (p.kind, p.m) != (first.kind, first.m):
+            raise ValueError(f"parts: chunks of different kinds or m: {(first.kind, first.m)} and {(p.kind, p.m)}")
+
+    def join(attr):
+        values = [getattr(p, attr) for p in parts]
+        if all(v is None for v in values):
+            return None
+        if any(v is None for v in values):
+            raise ValueError(f"parts: {attr} present in some chunks only")
+        return np.concatenate(values, axis=0)
+
+    return EventValues(first.kind, first.m, join("point"), join("crps"), join("raw_codes"), join("conformal_codes"),
+                       join("energy"))
+
+
 def protocol_report(
     name_to_samples: Mapping[str, np.ndarray],
     truth,
@@ -45,6 +154,8 @@ def protocol_report(
     n_boot: int = 1000,
     seed: int = 0,
     replicates: bool = False,
+    energy: bool = False,
+    energy_shifts: int | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The protocol table: one row per model and dimension.
 
@@ -74,6 +185,9 @@ def protocol_report(
         :func:`~posteval.metrics.coverage.coverage_noise_floor`. The spectrum carries p-values instead
         of an interval.
     seed : seeds the bootstrap, the spectrum exchanges and the conformal tie-breaking
+    energy, energy_shifts : with ``energy`` (d > 1), a column ``energy_score``: the energy score
+        over all d dimensions, the same value on each of the model's rows (and its interval with
+        ``ci``); ``energy_shifts`` as in :func:`~posteval.metrics.scores.energy_score`
     replicates : with ``ci``, also return the bootstrap replicates ``{metric: (n_boot, rows)}`` of
         the interval metrics (rows in table order, the same resampled events for every row), e.g.
         to combine several training seeds (:func:`~posteval.metrics.seeds.seed_replicate_interval`)
@@ -89,10 +203,47 @@ def protocol_report(
     """
     if not name_to_samples:
         raise ValueError("name_to_samples: no models given")
-    if point_from not in ("sample", "mean"):
-        raise ValueError(f"point_from: expected 'sample' or 'mean', got {point_from!r}")
+    if calibration is not None:
+        unknown = sorted(set(calibration) - set(name_to_samples))
+        if unknown:
+            raise ValueError(f"calibration: no model named {', '.join(map(repr, unknown))} "
+                             f"(models: {', '.join(map(repr, name_to_samples))})")
+    values = {
+        name: event_values(pred, truth, name=f"name_to_samples[{name!r}]", levels=levels, point_from=point_from,
+                           crps_estimator=crps_estimator, energy=energy, energy_shifts=energy_shifts,
+                           calibration=None if calibration is None else calibration.get(name), seed=seed)
+        for name, pred in name_to_samples.items()
+    }
+    return protocol_table(values, truth, dim_names=dim_names, levels=levels, bins=bins, n_perm=n_perm, ci=ci,
+                          n_boot=n_boot, seed=seed, replicates=replicates)
+
+
+def protocol_table(
+    values: Mapping[str, EventValues],
+    truth,
+    *,
+    dim_names: Sequence[str] | None = None,
+    levels=DEFAULT_LEVELS,
+    bins=20,
+    n_perm: int = 0,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    replicates: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """The table of :func:`protocol_report` from per-event values (:func:`event_values`).
+
+    ``values`` {model: EventValues on the events of ``truth``}, every other argument as in
+    :func:`protocol_report` (``levels`` must be the levels the values were coded with). The
+    spectrum test of a model uses its point values; the coverage error at the sorted levels
+    a_l is max_l |#{codes <= l} / n - a_l|.
+    """
+    if not values:
+        raise ValueError("values: no models given")
     if ci is not None:
         ci = _ci(ci)
+    if replicates and ci is None:
+        raise ValueError("replicates: needs ci (the bootstrap that makes them)")
     t = finite_array(truth, "truth", (1, 2))
     t2 = t[:, None] if t.ndim == 1 else t
     n, d = t2.shape
@@ -100,36 +251,27 @@ def protocol_report(
         dim_names = [f"dim{j}" for j in range(d)]
     if len(dim_names) != d:
         raise ValueError(f"dim_names: {len(dim_names)} names for {d} dimensions")
-    lv = levels_array(levels)
-    order = np.argsort(lv)
-    lv_sorted = lv[order]
-    n_lv = lv.size
+    lv_sorted = _sorted_levels(levels)
+    n_lv = lv_sorted.size
+    with_energy = any(v.energy is not None for v in values.values())
     rows, dense, codes = [], [], []  # per-event values for the bootstrap
-    for name, pred in name_to_samples.items():
-        arr = np.asarray(pred, dtype=float)
-        is_samples = arr.ndim == t.ndim + 1
-        s = arr if is_samples else arr[:, None] if t.ndim == 1 else arr[:, None, :]
-        s, _, _ = samples_truth(s, t, (f"name_to_samples[{name!r}]", "truth"))
-        point = s[:, 0, :] if point_from == "sample" else s.mean(axis=1)
-        crps_e = crps(s, t2, estimator=crps_estimator) if is_samples else np.abs(point - t2)
-        raw_codes = np.full((n, d), -1)
-        if is_samples:
-            raw_codes = _level_codes(np.abs(2.0 * pit(s, t2) - 1.0), lv_sorted)
-        conf_codes = np.full((n, d), -1)
-        if calibration is not None and name in calibration:
-            cal_p, cal_t = calibration[name]
-            cal_score, test_score, *_ = conformal_scores(cal_p, cal_t, arr, t, seed=seed)
-            q = conformal_thresholds(cal_score.reshape(len(cal_score), -1), lv_sorted)
-            conf_codes = np.stack([_level_codes(test_score[:, j], q[:, j]) for j in range(d)], axis=1)
+    for name, v in values.items():
+        if v.point.shape != (n, d):
+            raise ValueError(f"values[{name!r}]: point values of shape {v.point.shape}, truth is {(n, d)}")
+        if with_energy and v.energy is None:
+            raise ValueError(f"values[{name!r}]: no energy score while other models have one")
+        none = np.full((n, d), -1)
+        raw_codes = none if v.raw_codes is None else v.raw_codes
+        conf_codes = none if v.conformal_codes is None else v.conformal_codes
         for j in range(d):
-            spec = spectrum_test(point[:, j], t2[:, j], bins=bins, n_perm=n_perm, seed=seed + j)
-            err = point[:, j] - t2[:, j]
+            spec = spectrum_test(v.point[:, j], t2[:, j], bins=bins, n_perm=n_perm, seed=seed + j)
+            err = v.point[:, j] - t2[:, j]
             row = {
                 "model": name,
                 "dimension": dim_names[j],
                 "rmse": float(np.sqrt(np.mean(err**2))),
                 "mae": float(np.mean(np.abs(err))),
-                "crps": float(np.mean(crps_e[:, j])),
+                "crps": float(np.mean(v.crps[:, j])),
                 "chi2": spec.chi2,
                 "ndf": spec.ndf,
                 "chi2_ndf": spec.chi2_ndf,
@@ -138,21 +280,22 @@ def protocol_report(
             }
             for key, c in (("coverage_error_raw", raw_codes[:, j]), ("coverage_error_conformal", conf_codes[:, j])):
                 row[key] = float(_coverage_error_from_codes(np.bincount(c, minlength=n_lv + 1), lv_sorted)) if c[0] >= 0 else np.nan
-            row["kind"] = "samples" if is_samples else "point"
+            row["kind"] = v.kind
+            if with_energy:
+                row["energy_score"] = float(np.mean(v.energy))
             rows.append(row)
-            dense.append(np.stack([err**2, np.abs(err), crps_e[:, j]], axis=1))
+            es = v.energy if with_energy else np.zeros(n)
+            dense.append(np.stack([err**2, np.abs(err), v.crps[:, j], es], axis=1))
             codes.append((raw_codes[:, j], conf_codes[:, j]))
     table = pd.DataFrame(rows)
-    if replicates and ci is None:
-        raise ValueError("replicates: needs ci (the bootstrap that makes them)")
     if ci is not None:
-        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed)
+        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy)
         if replicates:
             return table, reps
     return table
 
 
-def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.DataFrame:
+def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy=False):
     """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values; returns the
     table and the replicates {metric: (n_boot, rows)}."""
     n_rows, n_lv = len(table), lv_sorted.size
@@ -168,8 +311,10 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.Data
     cov_reps = {k: np.full((n_boot, n_rows), np.nan) for k in ("coverage_error_raw", "coverage_error_conformal")}
     onehot = sparse.hstack(blocks) if blocks else sparse.csr_matrix((n, 1))
     means, hist = bootstrap_means([np.concatenate(dense, axis=1), onehot], n_boot=n_boot, seed=seed)
-    means = means.reshape(n_boot, n_rows, 3)
+    means = means.reshape(n_boot, n_rows, 4)
     reps = {"rmse": np.sqrt(means[:, :, 0]), "mae": means[:, :, 1], "crps": means[:, :, 2]}
+    if with_energy:
+        reps["energy_score"] = means[:, :, 3]
     if blocks:
         hist = hist.reshape(n_boot, len(cols), n_lv + 1)
         errors = _coverage_error_from_codes(hist, lv_sorted)
@@ -177,7 +322,7 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed) -> pd.Data
             cov_reps["coverage_error_raw" if kind == 0 else "coverage_error_conformal"][:, r] = errors[:, i]
     reps.update(cov_reps)
     out = table.copy()
-    for key in ("rmse", "mae", "crps", "coverage_error_raw", "coverage_error_conformal"):
+    for key in (*INTERVAL_METRICS, *(("energy_score",) if with_energy else ())):
         with np.errstate(invalid="ignore"):
             lo, hi = percentile_interval(reps[key], ci)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi

@@ -15,7 +15,7 @@ import seaborn as sns
 from posteval import metrics
 from posteval.plotting import palette as _palette
 
-__all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure"]
+__all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure", "protocol_panels"]
 
 
 def set_theme() -> None:
@@ -36,6 +36,8 @@ def line_colours(names, colours: Mapping[str, str] | None = None) -> dict[str, s
         base = name.split(" (")[0]
         if name in colours:
             out[name] = colours[name]
+        elif base in colours and base not in names:
+            out[name] = colours[base]
         elif name in _palette.MODEL_COLOURS:
             out[name] = _palette.MODEL_COLOURS[name]
         elif base in _palette.MODEL_COLOURS and base not in names:
@@ -187,22 +189,47 @@ def protocol_figure(
                 cal_p, cal_t = cal_p[..., dimension], cal_t[:, dimension]
             curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
     m_values = {np.shape(v)[1] for v in name_to_samples.values() if np.ndim(v) == truth.ndim + 1}
+    return protocol_panels(t1, points, {r["model"]: r["CRPS"] for r in crps_rows}, curves, levels=levels, bins=bins,
+                           quantity=quantity, unit=unit, m_samples=m_values.pop() if len(m_values) == 1 else None)
+
+
+def protocol_panels(
+    truth: np.ndarray,
+    points: Mapping[str, np.ndarray],
+    mean_crps: Mapping[str, float],
+    curves: Mapping[str, np.ndarray],
+    *,
+    levels=metrics.DEFAULT_LEVELS,
+    bins: int = 40,
+    quantity: str = "value",
+    unit: str | None = None,
+    m_samples: int | None = None,
+    colours: Mapping[str, str] | None = None,
+):
+    """The protocol figure of :func:`protocol_figure` from values already computed.
+
+    ``truth`` (n,) of one dimension; ``points`` {model: (n,) one value per event}; ``mean_crps``
+    {model: mean CRPS}; ``curves`` {curve name: coverage at ``levels``} (a name containing
+    "conformal" is dashed); ``m_samples``: the samplers' m when they share one (the band of an exact
+    sampler); ``colours`` {model: colour}, e.g. :func:`posteval.plotting.palette.user_colours`.
+    The report CLI draws its figures with it from the values it scored chunk by chunk.
+    """
     fig = plt.figure(figsize=(7, 7.8), layout="constrained")
     grid = fig.add_gridspec(3, 2, height_ratios=(3, 1, 3.2), width_ratios=(1.5, 1))
     ax_s = fig.add_subplot(grid[0, 0])
     ax_r = fig.add_subplot(grid[1, 0], sharex=ax_s)
-    spectrum_with_ratio(ax_s, ax_r, t1, points, bins=bins, quantity=quantity, unit=unit)
+    spectrum_with_ratio(ax_s, ax_r, truth, points, bins=bins, quantity=quantity, unit=unit, colours=colours)
     ax_s.tick_params(labelbottom=False)
     ax_s.legend(fontsize="x-small", frameon=False, loc="upper left")
     ax_s.set_title("spectrum (one per event)")
     ax_c = fig.add_subplot(grid[0:2, 1])
-    bar = line_colours(points)
-    sns.barplot(data=pd.DataFrame(crps_rows), y="model", x="CRPS", hue="model", legend=False, ax=ax_c,
-                palette=bar)
+    bar = line_colours(points, colours)
+    crps_rows = pd.DataFrame({"model": list(mean_crps), "CRPS": [float(v) for v in mean_crps.values()]})
+    sns.barplot(data=crps_rows, y="model", x="CRPS", hue="model", legend=False, ax=ax_c, palette=bar)
     ax_c.set_xlabel(_label("mean CRPS", unit))
     ax_c.set_ylabel("")
     ax_c.set_title("CRPS (lower is better)")
     ax_k = fig.add_subplot(grid[2, :])
-    coverage_axes(ax_k, levels, curves, title="calibration", n_events=t1.size,
-                  m_samples=m_values.pop() if len(m_values) == 1 else None, legend="below")
+    coverage_axes(ax_k, levels, curves, title="calibration", n_events=truth.size, m_samples=m_samples,
+                  legend="below", colours=colours)
     return fig
