@@ -93,6 +93,10 @@ def test_provenance_names_version_command_date_and_each_input_with_its_sha256(to
     assert prov["inputs"]["regressor"]["calibration"]["truth_sha256"] == hashlib.sha256(
         (d / "cal_truth.parquet").read_bytes()).hexdigest()
     assert "first sample" in prov["point_value_rule"] and "fair" in prov["energy_score"]
+    assert digest in (d / "prov" / "protocol.md").read_text()
+    from PIL import Image
+
+    assert posteval.__version__ in Image.open(d / "prov" / "protocol_0_px.png").text["Software"]
 
 
 def test_verdicts_tie_resolved_and_correlation(tmp_path, monkeypatch):

@@ -18,7 +18,9 @@ and moved into place): ``protocol.csv`` (the table of
 :func:`posteval.metrics.protocol_report`, with bootstrap intervals), ``protocol.json`` (the table,
 the verdicts, the calibration table, the energy score, the summary sentences, notes and the
 provenance: library version, command line, date, each input's sha256, the estimators),
-``protocol.md``, ``protocol_<dimension>.png`` and ``report.html``. A file that cannot be used
+``protocol.md`` (the same, as Markdown), ``protocol_<j>_<dimension>.png`` (the version, command
+line and date in its PNG text fields) and ``report.html``; ``protocol.csv``'s provenance is that
+of the ``protocol.json`` beside it. A file that cannot be used
 gives a one-line error naming the file and key, exit code 2.
 """
 
@@ -383,7 +385,8 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
         (tmp / "protocol.json").write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
         md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
               "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
-              "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], ""]
+              "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], "",
+              "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
         (tmp / "protocol.md").write_text("\n".join(md))
         plotting.set_theme()
         colours = user_colours(list(values))
@@ -401,7 +404,8 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
                                            levels=levels, quantity=_mathtext_safe(dim),
                                            m_samples=m_set.pop() if len(m_set) == 1 else None, colours=colours)
             path = tmp / f"protocol_{j}_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
-            fig.savefig(path, dpi=110)
+            fig.savefig(path, dpi=110, metadata={"Software": f"posteval {prov['posteval_version']}",
+                                                 "Description": f"{prov['command']} ({prov['date']})"})
             plt.close(fig)
             figures.append((f"The protocol on {dim}: spectrum of one value per event against the truth, mean CRPS, "
                             f"coverage minus nominal with the band of an exact sampler.", path))
