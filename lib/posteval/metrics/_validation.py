@@ -1,18 +1,51 @@
-"""Input validation shared by the metric modules: every check raises ValueError naming the argument."""
+"""Input validation shared by the metric modules: every check raises ValueError naming the argument.
+
+The input policy of the package (one home, used by every public function of :mod:`posteval.metrics`):
+
+* arrays: real floating arrays, and integer or bool arrays (cast to float64); numpy arrays,
+  nested lists of numbers, pandas Series / DataFrames of numbers and numpy scalars where a
+  function documents them. Complex, datetime / timedelta, object, string and masked arrays are
+  refused (a masked array's mask would be lost, a complex number's imaginary part, a date's
+  meaning), as are NaN and infinite values and empty arrays;
+* counts and seeds: Python or numpy integers (``bool`` is not a count), checked against their
+  minimum (:func:`positive_int`, :func:`seed_value`);
+* levels: a Python or numpy real number in (0, 1) (:func:`level_value`);
+* results that would leave the float64 range raise instead of returning inf or 0
+  (:func:`power_of_two_scale` scales huge and tiny data by an exact power of two first).
+"""
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2)
+DEFAULT_LEVELS.setflags(write=False)  # shared by every call: read-only
+
+_REFUSED_KINDS = {"c": "complex", "M": "datetime", "m": "timedelta", "O": "object", "U": "string", "S": "bytes",
+                  "V": "structured"}
+
+
+def real_array(x, name: str) -> np.ndarray:
+    """``x`` as a float64 array under the input policy (no shape or finiteness check)."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(f"{name}: masked arrays are not accepted (the mask would be ignored); pass the unmasked "
+                         f"values, e.g. x.compressed() or x.filled(...) as you intend")
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot be converted to an array ({exc})") from None
+    kind = raw.dtype.kind
+    if kind in _REFUSED_KINDS:
+        raise ValueError(f"{name}: {_REFUSED_KINDS[kind]} values (dtype {raw.dtype}) are not accepted; expected real "
+                         f"numbers (float, integer or bool)")
+    return raw.astype(float, copy=False)
 
 
 def finite_array(x, name: str, ndims: tuple[int, ...]) -> np.ndarray:
     """`x` as a float array with one of the allowed ranks, non-empty and finite."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot be converted to a float array ({exc})") from None
+    arr = real_array(x, name)
     if arr.ndim not in ndims:
         raise ValueError(f"{name}: expected {' or '.join(f'{k}-D' for k in ndims)} array, got shape {arr.shape}")
     if arr.size == 0 or arr.shape[0] == 0:
@@ -61,17 +94,41 @@ def levels_array(levels) -> np.ndarray:
 
 def positive_int(value, name: str, minimum: int = 1) -> int:
     """`value` as an int >= minimum."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
+def seed_value(seed, name: str = "seed") -> int:
+    """A seed: an integer >= 0 (Python or numpy)."""
+    return positive_int(seed, name, minimum=0)
+
+
+def level_value(level, name: str = "level") -> float:
+    """A level (``ci``, ``level``): a Python or numpy real number strictly between 0 and 1."""
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
+        raise ValueError(f"{name}: expected a level in (0, 1), got {level!r}")
+    return float(level)
+
+
+def replicate_array(replicates, name: str = "replicates") -> np.ndarray:
+    """Bootstrap replicates along axis 0: at least 2, real and finite."""
+    rep = real_array(replicates, name)
+    if rep.ndim == 0 or rep.shape[0] < 2:
+        raise ValueError(f"{name}: expected at least 2 replicates along axis 0, got shape {rep.shape}")
+    bad = int(rep.size - np.count_nonzero(np.isfinite(rep)))
+    if bad:
+        raise ValueError(f"{name}: contains {bad} NaN or infinite values")
+    return rep
+
+
 def power_of_two_scale(*arrays: np.ndarray) -> float:
     """A power of two that brings the largest magnitude in `arrays` near 1 when it exceeds 2**500
-    (differences and squares of such values would overflow), else 1.0. Scaling by a power of two
-    is exact, so scores that are homogeneous in the data are unchanged to the last bit."""
-    big = max(max(float(a.max()), -float(a.min())) for a in arrays)
-    if big < 2.0**500:
+    (differences and squares of such values would overflow) or lies below 2**-500 (their squares
+    would underflow to 0), else 1.0. Scaling by a power of two is exact, so scores that are
+    homogeneous in the data are unchanged to the last bit."""
+    big = max(max(float(np.max(a)), -float(np.min(a))) for a in arrays)
+    if 2.0**-500 <= big < 2.0**500 or big == 0.0:
         return 1.0
     return float(2.0 ** np.floor(np.log2(big)))
 

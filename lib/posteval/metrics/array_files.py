@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import real_array
+
 SUFFIXES = {
     ".npy": "npy",
     ".npz": "npz",
@@ -74,12 +76,20 @@ def _read_hdf5(path: Path, key: str | None):
 def _read_parquet(path: Path, key: str | None):
     import pandas as pd
 
+    if path.stat().st_size > MAX_WHOLE_BYTES:
+        raise InputFileError(f"{describe(path, key)}: a Parquet file is read whole, and this one holds more than "
+                             f"{MAX_WHOLE_BYTES:,} bytes; save large sample arrays as .npy, .npz or HDF5")
+
     try:
         frame = pd.read_parquet(path, columns=None if key is None else [key])
     except ImportError as exc:
         raise InputFileError(f"{path}: reading Parquet needs pyarrow (pip install 'posteval[io]')") from exc
-    except (KeyError, ValueError) as exc:
+    except KeyError as exc:
         raise InputFileError(f"{describe(path, key)}: no column {key!r}") from exc
+    except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        if key is not None and key in str(exc):  # pyarrow names the missing column
+            raise InputFileError(f"{describe(path, key)}: no column {key!r}") from exc
+        raise InputFileError(f"{describe(path, key)}: not a readable Parquet file ({str(exc).splitlines()[0]})") from exc
     if key is None:
         return frame.to_numpy()
     column = frame[key].to_numpy()
@@ -113,9 +123,9 @@ def read_array(spec: str) -> tuple[np.ndarray, str]:
     except (OSError, ValueError, KeyError) as exc:
         raise InputFileError(f"{where}: cannot read as {kind}: {exc}") from exc
     try:
-        arr = np.asarray(raw, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InputFileError(f"{where}: not numeric (dtype {np.asarray(raw).dtype})") from exc
+        arr = real_array(raw, where)
+    except ValueError as exc:
+        raise InputFileError(str(exc)) from exc
     if arr.size == 0:
         raise InputFileError(f"{where}: empty array, shape {arr.shape}")
     bad = int(np.count_nonzero(~np.isfinite(arr)))
@@ -129,6 +139,9 @@ def read_array(spec: str) -> tuple[np.ndarray, str]:
 # ---------------------------------------------------------------------------------------------
 #: numpy kinds accepted in input files: bool, signed and unsigned integers, floats
 NUMERIC_KINDS = "biuf"
+#: the most bytes an input read whole may hold (Fortran-ordered .npy/.npz arrays and Parquet
+#: files); C-ordered .npy/.npz arrays and HDF5 datasets are read in chunks whatever their size
+MAX_WHOLE_BYTES = 4 * 2**30
 
 
 def _check_chunk(raw: np.ndarray, where: str, start: int) -> np.ndarray:
@@ -207,7 +220,10 @@ def _npy_stream_source(fh_factory, where: str, size: int) -> ArraySource:
     def reader(rows):
         with fh_factory() as fh:
             fh.read(offset)
-            if fortran and len(shape) > 1:  # column-major: rows are not contiguous
+            if fortran and len(shape) > 1:  # column-major: rows are not contiguous, read it whole
+                if need > MAX_WHOLE_BYTES:
+                    raise InputFileError(f"{where}: a Fortran-ordered array of {need:,} bytes is read whole, and "
+                                         f"that is more than {MAX_WHOLE_BYTES:,}; save it C-ordered (np.ascontiguousarray)")
                 data = np.frombuffer(fh.read(need), dtype=dtype).reshape(shape, order="F")
                 for a in range(0, shape[0], rows):
                     yield np.ascontiguousarray(data[a : a + rows])

@@ -399,10 +399,12 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
                 for codes, label in ((v.raw_codes, name), (v.conformal_codes, f"{name} (conformal)")):
                     if codes is not None:
                         curves[label] = np.cumsum(np.bincount(codes[:, j], minlength=levels.size + 1))[:-1] / n
-            fig = plotting.protocol_panels(t2[:, j], {k: v.point[:, j] for k, v in values.items()},
-                                           {k: float(v.crps[:, j].mean()) for k, v in values.items()}, curves,
-                                           levels=levels, quantity=_mathtext_safe(dim),
-                                           m_samples=m_set.pop() if len(m_set) == 1 else None, colours=colours)
+            safe = _mathtext_safe
+            fig = plotting.protocol_panels(t2[:, j], {safe(k): v.point[:, j] for k, v in values.items()},
+                                           {safe(k): float(v.crps[:, j].mean()) for k, v in values.items()},
+                                           {safe(k): c for k, c in curves.items()}, levels=levels,
+                                           quantity=safe(dim), m_samples=m_set.pop() if len(m_set) == 1 else None,
+                                           colours={safe(k): c for k, c in colours.items()})
             path = tmp / f"protocol_{j}_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
             fig.savefig(path, dpi=110, metadata={"Software": f"posteval {prov['posteval_version']}",
                                                  "Description": f"{prov['command']} ({prov['date']})"})

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import DEFAULT_LEVELS, finite_array, levels_array, point_pair, positive_int, samples_truth
+from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, samples_truth
 
 
 def pit(samples, truth) -> np.ndarray:
@@ -246,8 +246,7 @@ def coverage_band(n_events: int, levels=DEFAULT_LEVELS, *, m_samples: int | None
     """
     n = positive_int(n_events, "n_events")
     lv = levels_array(levels)
-    if not (isinstance(ci, (float, int)) and 0 < ci < 1):
-        raise ValueError(f"ci: expected a confidence level in (0, 1), got {ci!r}")
+    ci = level_value(ci, "ci")
     if m_samples is None:
         p = lv
     else:

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ._validation import DEFAULT_LEVELS, finite_array, levels_array, samples_truth
+from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, levels_array, power_of_two_scale, rescaled,
+                          real_array, samples_truth, seed_value)
 from .coverage import conformal_scores, conformal_thresholds, pit
 from .scores import crps, energy_score
 from .spectrum import spectrum_test
-from .uncertainty import _ci, bootstrap_means, percentile_interval
+from .uncertainty import _ci, _percentile, bootstrap_means
 
 INTERVAL_METRICS = ("rmse", "mae", "crps", "coverage_error_raw", "coverage_error_conformal")
 
@@ -64,6 +65,11 @@ class EventValues:
         return self.point.shape[0]
 
 
+def _back(scaled_value: float, scale: float, name: str) -> float:
+    """A metric computed on data divided by ``scale``, in the data's units (an error on overflow)."""
+    return float(rescaled(np.asarray(scaled_value), scale, name))
+
+
 def _sorted_levels(levels) -> np.ndarray:
     return np.sort(levels_array(levels))
 
@@ -95,12 +101,17 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
     t = finite_array(truth, "truth", (1, 2))
     t2 = t[:, None] if t.ndim == 1 else t
     lv_sorted = _sorted_levels(levels)
-    arr = np.asarray(pred, dtype=float)
+    seed = seed_value(seed)
+    arr = real_array(pred, name)
+    if arr.ndim not in (t.ndim, t.ndim + 1):
+        expected = "(n,) points or (n, m) samples" if t.ndim == 1 else "(n, d) points or (n, m, d) samples"
+        raise ValueError(f"{name}: expected {expected} for truth of shape {t.shape}, got shape {arr.shape}")
     is_samples = arr.ndim == t.ndim + 1
     s = arr if is_samples else arr[:, None] if t.ndim == 1 else arr[:, None, :]
     s, _, _ = samples_truth(s, t, (name, "truth"))
-    point = s[:, 0, :] if point_from == "sample" else s.mean(axis=1)
-    crps_e = crps(s, t2, estimator=crps_estimator) if is_samples else np.abs(point - t2)
+    c = power_of_two_scale(s, t2)
+    point = s[:, 0, :] if point_from == "sample" else c * (s / c).mean(axis=1)
+    crps_e = crps(s, t2, estimator=crps_estimator) if is_samples else rescaled(np.abs(point / c - t2 / c), c, "crps")
     raw = _level_codes(np.abs(2.0 * pit(s, t2) - 1.0), lv_sorted) if is_samples else None
     conf = None
     if calibration is not None:
@@ -201,8 +212,12 @@ def protocol_report(
     questions (is the sampler calibrated / how far is the conformalised interval from nominal,
     which split conformal guarantees on average) and are not to be ranked together.
     """
+    if not isinstance(name_to_samples, Mapping):
+        raise ValueError(f"name_to_samples: expected a mapping {{model name: predictions}}, got {type(name_to_samples).__name__}")
     if not name_to_samples:
         raise ValueError("name_to_samples: no models given")
+    if calibration is not None and not isinstance(calibration, Mapping):
+        raise ValueError(f"calibration: expected a mapping {{model name: (cal_pred, cal_truth)}}, got {type(calibration).__name__}")
     if calibration is not None:
         unknown = sorted(set(calibration) - set(name_to_samples))
         if unknown:
@@ -254,7 +269,7 @@ def protocol_table(
     lv_sorted = _sorted_levels(levels)
     n_lv = lv_sorted.size
     with_energy = any(v.energy is not None for v in values.values())
-    rows, dense, codes = [], [], []  # per-event values for the bootstrap
+    rows, dense, codes, scales = [], [], [], []  # per-event values (divided by the row's scale) for the bootstrap
     for name, v in values.items():
         if v.point.shape != (n, d):
             raise ValueError(f"values[{name!r}]: point values of shape {v.point.shape}, truth is {(n, d)}")
@@ -263,15 +278,19 @@ def protocol_table(
         none = np.full((n, d), -1)
         raw_codes = none if v.raw_codes is None else v.raw_codes
         conf_codes = none if v.conformal_codes is None else v.conformal_codes
+        es = v.energy if with_energy else np.zeros(n)
         for j in range(d):
-            spec = spectrum_test(v.point[:, j], t2[:, j], bins=bins, n_perm=n_perm, seed=seed + j)
-            err = v.point[:, j] - t2[:, j]
+            # one exact power-of-two scale per row keeps squares, differences and sums in range
+            k = power_of_two_scale(v.point[:, j], t2[:, j], v.crps[:, j], es)
+            p_j, t_j = v.point[:, j] / k, t2[:, j] / k
+            spec = spectrum_test(p_j, t_j, bins=bins, n_perm=n_perm, seed=seed + j)
+            err = p_j - t_j
             row = {
                 "model": name,
                 "dimension": dim_names[j],
-                "rmse": float(np.sqrt(np.mean(err**2))),
-                "mae": float(np.mean(np.abs(err))),
-                "crps": float(np.mean(v.crps[:, j])),
+                "rmse": _back(np.sqrt(np.mean(err**2)), k, "rmse"),
+                "mae": _back(np.mean(np.abs(err)), k, "mae"),
+                "crps": _back(np.mean(v.crps[:, j] / k), k, "crps"),
                 "chi2": spec.chi2,
                 "ndf": spec.ndf,
                 "chi2_ndf": spec.chi2_ndf,
@@ -282,20 +301,20 @@ def protocol_table(
                 row[key] = float(_coverage_error_from_codes(np.bincount(c, minlength=n_lv + 1), lv_sorted)) if c[0] >= 0 else np.nan
             row["kind"] = v.kind
             if with_energy:
-                row["energy_score"] = float(np.mean(v.energy))
+                row["energy_score"] = _back(np.mean(es / k), k, "energy_score")
             rows.append(row)
-            es = v.energy if with_energy else np.zeros(n)
-            dense.append(np.stack([err**2, np.abs(err), v.crps[:, j], es], axis=1))
+            dense.append(np.stack([err**2, np.abs(err), v.crps[:, j] / k, es / k], axis=1))
+            scales.append(k)
             codes.append((raw_codes[:, j], conf_codes[:, j]))
     table = pd.DataFrame(rows)
     if ci is not None:
-        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy)
+        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy, np.array(scales))
         if replicates:
             return table, reps
     return table
 
 
-def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy=False):
+def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy, scales):
     """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values; returns the
     table and the replicates {metric: (n_boot, rows)}."""
     n_rows, n_lv = len(table), lv_sorted.size
@@ -312,9 +331,11 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
     onehot = sparse.hstack(blocks) if blocks else sparse.csr_matrix((n, 1))
     means, hist = bootstrap_means([np.concatenate(dense, axis=1), onehot], n_boot=n_boot, seed=seed)
     means = means.reshape(n_boot, n_rows, 4)
-    reps = {"rmse": np.sqrt(means[:, :, 0]), "mae": means[:, :, 1], "crps": means[:, :, 2]}
+    reps = {"rmse": np.sqrt(means[:, :, 0]) * scales, "mae": means[:, :, 1] * scales, "crps": means[:, :, 2] * scales}
     if with_energy:
-        reps["energy_score"] = means[:, :, 3]
+        reps["energy_score"] = means[:, :, 3] * scales
+    for key, rep in reps.items():
+        check_finite_result(rep, f"{key} replicates")
     if blocks:
         hist = hist.reshape(n_boot, len(cols), n_lv + 1)
         errors = _coverage_error_from_codes(hist, lv_sorted)
@@ -324,6 +345,6 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
     out = table.copy()
     for key in (*INTERVAL_METRICS, *(("energy_score",) if with_energy else ())):
         with np.errstate(invalid="ignore"):
-            lo, hi = percentile_interval(reps[key], ci)
+            lo, hi = _percentile(reps[key], ci)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi
     return out, reps

@@ -222,8 +222,15 @@ def crps_normal(mu, sigma, truth) -> np.ndarray:
         mu, sigma, y = np.broadcast_arrays(mu, sigma, y)
     except ValueError:
         raise ValueError(f"mu, sigma and truth: shapes {mu.shape}, {sigma.shape}, {y.shape} do not broadcast") from None
-    w = (y - mu) / sigma
-    return sigma * (w * (2 * stats.norm.cdf(w) - 1) + 2 * stats.norm.pdf(w) - 1 / np.sqrt(np.pi))
+    scale = power_of_two_scale(mu, sigma, y)  # exact: keeps y - mu and (y - mu) / sigma in range
+    mu, sigma, y = mu / scale, sigma / scale, y / scale
+    with np.errstate(over="ignore"):
+        w = (y - mu) / sigma
+    far = ~np.isfinite(w) | (np.abs(w) > 1e8)  # there 2 Phi(w) - 1 = sign(w), phi(w) = 0 in float64
+    wn = np.where(far, 0.0, w)
+    near = sigma * (wn * (2 * stats.norm.cdf(wn) - 1) + 2 * stats.norm.pdf(wn) - 1 / np.sqrt(np.pi))
+    out = np.where(far, np.abs(y - mu) - sigma / np.sqrt(np.pi), near)
+    return rescaled(out, scale, "crps_normal")
 
 
 def one_per_event(values) -> np.ndarray:

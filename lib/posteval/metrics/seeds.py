@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ._validation import level_value
+
 from .verdicts import verdict
 
 __all__ = ["SeedEventInterval", "seed_replicate_interval", "required_seeds", "verdict_two_sided", "verdict_over_seeds",
@@ -55,9 +57,7 @@ class SeedEventInterval:
 
 
 def _level(level) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    return float(level)
+    return level_value(level, "level")
 
 
 def _half_width(seed_var_of_mean: float, event_var: float, n_seeds: int, level: float) -> float:

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ._validation import finite_array, point_pair, positive_int, samples_truth
+from ._validation import (finite_array, level_value, point_pair, positive_int, power_of_two_scale, replicate_array,
+                          rescaled, samples_truth, seed_value)
 from .scores import crps, energy_score
 
 
 def _ci(ci: float) -> float:
-    if not (isinstance(ci, (float, int)) and 0 < ci < 1):
-        raise ValueError(f"ci: expected a confidence level in (0, 1), got {ci!r}")
-    return float(ci)
+    return level_value(ci, "ci")
 
 
 def bootstrap_weights(n_events: int, *, n_boot: int = 1000, seed: int = 0, chunk: int = 50) -> Iterator[np.ndarray]:
@@ -34,7 +33,7 @@ def bootstrap_weights(n_events: int, *, n_boot: int = 1000, seed: int = 0, chunk
     """
     n = positive_int(n_events, "n_events")
     b = positive_int(n_boot, "n_boot", minimum=2)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed_value(seed))
     for start in range(0, b, chunk):
         r = min(chunk, b - start)
         idx = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
@@ -86,19 +85,26 @@ def bootstrap_means(values, *, n_boot: int = 1000, seed: int = 0):
     return res if many else res[0]
 
 
-def percentile_interval(replicates, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed percentile interval of bootstrap replicates along axis 0."""
-    rep = np.asarray(replicates, dtype=float)
-    a = (1 - _ci(ci)) / 2
+def _percentile(rep: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    a = (1 - ci) / 2
     lo, hi = np.quantile(rep, [a, 1 - a], axis=0)
     return lo, hi
+
+
+def percentile_interval(replicates, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed percentile interval of bootstrap replicates along axis 0 (at least 2, finite)."""
+    return _percentile(replicate_array(replicates), _ci(ci))
 
 
 def bootstrap_pvalue(replicates, null: float = 0.0) -> np.ndarray | float:
     """Two-sided bootstrap p-value of `null` for a statistic with these replicates (axis 0):
     2 min(#{rep <= null} + 1, #{rep >= null} + 1) / (n_boot + 1), capped at 1. It is below
-    1 - ci exactly when `null` lies outside the percentile interval (up to the +1)."""
-    rep = np.asarray(replicates, dtype=float)
+    1 - ci exactly when `null` lies outside the percentile interval (up to the +1). The
+    replicates must be at least 2 and finite."""
+    rep = replicate_array(replicates)
+    null = float(null)
+    if not np.isfinite(null):
+        raise ValueError(f"null: expected a finite number, got {null!r}")
     b = rep.shape[0]
     low = (np.sum(rep <= null, axis=0) + 1) / (b + 1)
     high = (np.sum(rep >= null, axis=0) + 1) / (b + 1)
@@ -112,7 +118,8 @@ def bootstrap_pvalue(replicates, null: float = 0.0) -> np.ndarray | float:
 METRICS = ("crps", "mae", "rmse", "energy_score")
 
 
-def event_scores(pred, truth, *, metric: str = "crps", estimator: str = "nrg") -> tuple[np.ndarray, Callable]:
+def event_scores(pred, truth, *, metric: str = "crps", estimator: str = "nrg",
+                 name: str = "pred") -> tuple[np.ndarray, Callable]:
     """Per-event values whose mean, passed through the returned function, is the metric.
 
     Parameters
@@ -128,26 +135,32 @@ def event_scores(pred, truth, *, metric: str = "crps", estimator: str = "nrg") -
     -------
     (values (n,) or (n, d), finish) with metric = finish(values.mean(axis=0)).
     """
+    t = finite_array(truth, "truth", (1, 2))
+    p = finite_array(pred, name, (t.ndim, t.ndim + 1))
+    return _scaled_event_scores(p, t, metric, estimator, name, power_of_two_scale(p, t))
+
+
+def _scaled_event_scores(p, t, metric, estimator, name, k):
+    """event_scores of data divided by the exact power of two ``k`` (which keeps squares and
+    sums of huge or tiny data in range); the returned finish multiplies ``k`` back."""
     if metric not in METRICS:
         raise ValueError(f"metric: expected one of {METRICS}, got {metric!r}")
-    t = finite_array(truth, "truth", (1, 2))
-    p = np.asarray(pred, dtype=float)
     is_samples = p.ndim == t.ndim + 1
-    identity = lambda v: v  # noqa: E731
+    p, t = p / k, t / k
+    back = lambda v: rescaled(np.asarray(v, dtype=float), k, metric)  # noqa: E731
     if metric == "energy_score":
-        s = p if is_samples else p[:, None]
         if not is_samples:
-            samples_truth(s, t, ("pred", "truth"))
-            return np.linalg.norm((p - t).reshape(len(t), -1), axis=1), identity
-        return energy_score(s, t, estimator=estimator), identity
+            samples_truth(p[:, None], t, (name, "truth"))
+            return np.linalg.norm((p - t).reshape(len(t), -1), axis=1), back
+        return energy_score(p, t, estimator=estimator), back
     if is_samples and metric == "crps":
-        return crps(p, t, estimator=estimator), identity
+        return crps(p, t, estimator=estimator), back
     if is_samples:
-        raise ValueError(f"pred: {metric} needs point predictions (n[, d]), got samples {p.shape}")
-    pp, tt = point_pair(p, t)
+        raise ValueError(f"{name}: {metric} needs point predictions (n[, d]), got samples {p.shape}")
+    pp, tt = point_pair(p, t, (name, "truth"))
     if metric == "rmse":
-        return (pp - tt) ** 2, np.sqrt
-    return np.abs(pp - tt), identity  # mae, and crps of a point mass
+        return (pp - tt) ** 2, lambda v: rescaled(np.sqrt(np.asarray(v, dtype=float)), k, metric)
+    return np.abs(pp - tt), back  # mae, and crps of a point mass
 
 
 @dataclass(frozen=True)
@@ -180,8 +193,12 @@ def compare(a, b, truth, *, metric: str = "crps", estimator: str = "nrg", ci: fl
     training variance (another seed, another model) needs several trained models.
     """
     ci = _ci(ci)
-    va, fin = event_scores(a, truth, metric=metric, estimator=estimator)
-    vb, _ = event_scores(b, truth, metric=metric, estimator=estimator)
+    t = finite_array(truth, "truth", (1, 2))
+    pa = finite_array(a, "a", (t.ndim, t.ndim + 1))
+    pb = finite_array(b, "b", (t.ndim, t.ndim + 1))
+    scale = power_of_two_scale(pa, pb, t)  # one scale: both models' values are resampled side by side
+    va, fin = _scaled_event_scores(pa, t, metric, estimator, "a", scale)
+    vb, _ = _scaled_event_scores(pb, t, metric, estimator, "b", scale)
     k = 1 if va.ndim == 1 else va.shape[1]
     both = np.concatenate([va.reshape(len(va), k), vb.reshape(len(vb), k)], axis=1)
     reps = bootstrap_means(both, n_boot=n_boot, seed=seed)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ._validation import level_value
+
 VERDICTS = ("yes", "no", "not resolved")
 
 __all__ = ["VERDICTS", "verdict", "t_interval", "paired_t_interval", "bootstrap_interval",
@@ -41,10 +43,8 @@ def _values(values, name: str, *, min_n: int = 2) -> np.ndarray:
     return v
 
 
-def _level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    return float(level)
+def _level(level) -> float:
+    return level_value(level, "level")
 
 
 def _paired(a, b) -> np.ndarray:
