@@ -24,7 +24,7 @@ def test_per_event_scores_of_points_and_samples():
     sc = metrics.per_event_scores(samples, truth)
     np.testing.assert_allclose(sc["sq"], ((samples[:, 0] - truth) ** 2).mean(axis=1))
     np.testing.assert_allclose(sc["crps"], metrics.crps(samples, truth, estimator="fair").mean(axis=1))
-    with pytest.raises(ValueError, match="pred must have shape"):
+    with pytest.raises(ValueError, match="pred: expected shape"):
         metrics.per_event_scores(samples[:, :, :2], truth)
 
 

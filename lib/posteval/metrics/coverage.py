@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, samples_truth
+from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, real_array,
+                          samples_truth)
 
 
 def pit(samples, truth) -> np.ndarray:
@@ -97,7 +98,7 @@ def _sample_scores(s: np.ndarray, t: np.ndarray, scale: np.ndarray, rng: np.rand
 def _conformal_inputs(pred, truth, names) -> tuple[np.ndarray | None, np.ndarray, bool]:
     """Validated (samples (n, m, d) or None for points, truth (n, d) or |residuals| (n, d), 1-D flag)."""
     t = finite_array(truth, names[1], (1, 2))
-    p = np.asarray(pred, dtype=float)
+    p = real_array(pred, names[0])
     if p.ndim == t.ndim + 1:
         s, t2, one_d = samples_truth(p, t, names)
         return s, t2, one_d

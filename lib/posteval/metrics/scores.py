@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ._validation import finite_array, point_pair, positive_int, power_of_two_scale, rescaled, samples_truth
+from ._validation import finite_array, point_pair, positive_int, power_of_two_scale, real_array, rescaled, samples_truth
 
 CRPS_ESTIMATORS = ("nrg", "fair", "pwm")
 ENERGY_ESTIMATORS = ("nrg", "fair")
@@ -213,9 +213,9 @@ def crps_normal(mu, sigma, truth) -> np.ndarray:
     sigma * (w (2 Phi(w) - 1) + 2 phi(w) - 1/sqrt(pi)) with w = (truth - mu) / sigma
     (scoringrules' ``crps_normal``).
     """
-    mu = finite_array(np.atleast_1d(mu), "mu", (1, 2, 3))
-    sigma = finite_array(np.atleast_1d(sigma), "sigma", (1, 2, 3))
-    y = finite_array(np.atleast_1d(truth), "truth", (1, 2, 3))
+    mu = finite_array(np.atleast_1d(real_array(mu, "mu")), "mu", (1, 2, 3))
+    sigma = finite_array(np.atleast_1d(real_array(sigma, "sigma")), "sigma", (1, 2, 3))
+    y = finite_array(np.atleast_1d(real_array(truth, "truth")), "truth", (1, 2, 3))
     if np.any(sigma <= 0):
         raise ValueError("sigma: must be positive")
     try:
@@ -236,9 +236,7 @@ def crps_normal(mu, sigma, truth) -> np.ndarray:
 def one_per_event(values) -> np.ndarray:
     """One reconstruction per event: the first sample of ``(n, m, d)`` samples, or ``(n, d)``
     point predictions as they are (one sample of a sampler is a draw from its posterior)."""
-    values = np.asarray(values)
-    if values.ndim not in (2, 3):
-        raise ValueError(f"values must have shape (n, d) or (n, m, d), got {values.shape}")
+    values = finite_array(values, "values", (2, 3))
     return values[:, 0] if values.ndim == 3 else values
 
 
@@ -253,12 +251,13 @@ def per_event_scores(pred, truth) -> dict[str, np.ndarray]:
     truth = finite_array(truth, "truth", (2,))
     pred = finite_array(pred, "pred", (2, 3))
     if pred.shape[0] != truth.shape[0] or pred.shape[-1] != truth.shape[1]:
-        raise ValueError(f"pred must have shape (n, d) or (n, m, d) matching truth (n, d) = {truth.shape}, "
+        raise ValueError(f"pred: expected shape (n, d) or (n, m, d) matching truth (n, d) = {truth.shape}, "
                          f"got {pred.shape}")
-    one = one_per_event(pred)
-    crps_ = np.abs(one - truth) if pred.ndim == 2 else crps(pred, truth, estimator="fair")
-    return {"sq": ((one - truth) ** 2).mean(axis=1), "mae": np.abs(one - truth).mean(axis=1),
-            "crps": crps_.mean(axis=1)}
+    k = power_of_two_scale(pred, truth)  # exact; keeps the squares of huge or tiny values in range
+    one, t = one_per_event(pred) / k, truth / k
+    crps_ = np.abs(one - t) if pred.ndim == 2 else crps(pred / k, t, estimator="fair")
+    return {"sq": rescaled(((one - t) ** 2).mean(axis=1), k * k, "sq"),
+            "mae": rescaled(np.abs(one - t).mean(axis=1), k, "mae"), "crps": rescaled(crps_.mean(axis=1), k, "crps")}
 
 
 def joint_energy_score(pred, truth) -> np.ndarray:
