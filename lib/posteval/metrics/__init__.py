@@ -5,9 +5,17 @@ Shapes used throughout:
 * point predictions and truths: ``(n,)`` or ``(n, d)``;
 * samples of a generative model: ``(n, m)`` (one dimension) or ``(n, m, d)``.
 
-Every function validates its input and raises :class:`ValueError` naming the argument
-(NaN/inf, empty arrays, mismatched shapes, ``m < 1``, levels outside (0, 1), degenerate bins,
-results that would overflow).
+Input policy (one home: :mod:`._validation`). Every function validates its input and raises
+:class:`ValueError` naming the argument. Arrays are real floating arrays; integer and bool arrays,
+nested lists of numbers and pandas Series / DataFrames of numbers are cast to float64; complex,
+datetime, timedelta, object, string and masked arrays are refused (they would lose their
+imaginary part, their meaning or their mask), as are NaN and infinite values, empty arrays,
+mismatched shapes and ``m < 1``. Counts and seeds are integers (``bool`` is not), levels (``ci``,
+``level``) are Python or numpy reals in (0, 1), ``DEFAULT_LEVELS`` is read-only. Scores are
+computed on data scaled by an exact power of two, so that they hold over the whole finite
+float64 range (no square over- or underflows); a result that itself lies outside the range
+raises instead of returning inf. ``tests/test_input_probe.py`` tries every public array function
+with a dozen kinds of bad input in each array argument.
 
 Modules: :mod:`.scores` (rmse, mae, crps, energy_score, crps_normal), :mod:`.spectrum`
 (chi2_spectrum, spectrum_test), :mod:`.coverage` (pit, coverage curves, conformal coverage,
