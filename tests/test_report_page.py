@@ -328,3 +328,29 @@ def test_the_check_fails_on_one_wide_table(chromium, tmp_path, monkeypatch):
     assert page.count("<table>") == 1
     problems = layout_problems(measure(chromium, page, tmp_path / "wide.html"))
     assert any(p.startswith("table (th: model)") for p in problems), problems
+
+
+def test_the_cli_report_fits_a_1280_px_window(chromium, tmp_path, monkeypatch, capsys):
+    """The page the report CLI writes for four samplers and a point predictor over three
+    dimensions (leads, calibration and protocol tables, three figures) fits the window too."""
+    from posteval.metrics import cli
+
+    rng = np.random.default_rng(3)
+    n, m = 500, 32
+    truth = rng.normal(size=(n, 3))
+    np.save(tmp_path / "truth.npy", truth)
+    for k, name in enumerate(("sampler_a", "a_rather_long_model_name", "flow", "mdn")):
+        np.save(tmp_path / f"{name}.npy", truth[:, None, :] + (1 + 0.2 * k) * rng.normal(size=(n, m, 3)))
+    np.save(tmp_path / "regressor.npy", truth + rng.normal(size=(n, 3)))
+    monkeypatch.chdir(tmp_path)
+    args = [a for name in ("sampler_a", "a_rather_long_model_name", "flow", "mdn", "regressor")
+            for a in ("--samples", f"{name}={name}.npy")]
+    assert cli.main(["report", "--quiet", *args, "--truth", "truth.npy", "--dims", "px,py,pz", "--out", "r"]) == 0
+    capsys.readouterr()
+    m_ = measure(chromium, (tmp_path / "r" / "report.html").read_text(), tmp_path / "measured.html")
+    assert len(m_["images"]) == 3 and len(m_["tables"]) >= 3
+    assert layout_problems(m_) == []
+    shot = ARTIFACT.with_name("report_cli_1280.png")
+    chromium(f"--window-size={WIDTH},{min(m_['scrollHeight'], 16000)}", "--hide-scrollbars", f"--screenshot={shot}",
+             (tmp_path / "r" / "report.html").as_uri())
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

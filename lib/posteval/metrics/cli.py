@@ -248,15 +248,23 @@ def sentences(leads, calib, dim_names: list[str]) -> list[str]:
                 said.append(f"{word} over " + ", ".join(
                     f"{r.other} (difference {format_interval(r.difference, r.difference_lo, r.difference_hi)})" for r in rows.itertuples()))
         out.append(f"{best} has the lowest {METRIC_WORDS[metric]}{where}; its lead is " + "; ".join(said) + ".")
-    for r in calib.itertuples():
-        where = f" on {r.dimension}" if len(dim_names) > 1 else ""
-        what = {"calibrated": "is calibrated", "under-covers": "under-covers (its intervals are too narrow)",
-                "over-covers": "over-covers (its intervals are too wide)",
-                "not resolved": "is not resolved as calibrated or miscalibrated"}[r.verdict]
-        out.append(f"{r.model} {what}{where}: coverage error {format_interval(r.coverage_error_raw, r.coverage_error_raw_lo, r.coverage_error_raw_hi)} "
-                   f"against the noise floor {format_number(r.noise_floor_q95)} of an exact sampler with the same "
-                   f"{r.m} samples per event.")
+    words = {"calibrated": "is calibrated", "under-covers": "under-covers (its intervals are too narrow)",
+             "over-covers": "over-covers (its intervals are too wide)",
+             "not resolved": "is not resolved as calibrated or miscalibrated"}
+    for (model, word), rows in calib.groupby(["model", "verdict"], sort=False):
+        dims = list(rows["dimension"])
+        where = f" on {_and(dims)}" if len(dim_names) > 1 else ""
+        errors = ", ".join(format_interval(r.coverage_error_raw, r.coverage_error_raw_lo, r.coverage_error_raw_hi)
+                           for r in rows.itertuples())
+        floor = rows["noise_floor_q95"].iloc[0]
+        out.append(f"{model} {words[word]}{where}: coverage error{'s' if len(rows) > 1 else ''} {errors} against the "
+                   f"noise floor {format_number(floor)} of an exact sampler with the same "
+                   f"{rows['m'].iloc[0]} samples per event.")
     return out
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def md_cell(v) -> str:
