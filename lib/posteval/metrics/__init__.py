@@ -20,7 +20,8 @@ with a dozen kinds of bad input in each array argument.
 Modules: :mod:`.scores` (rmse, mae, crps, energy_score, crps_normal), :mod:`.spectrum`
 (chi2_spectrum, spectrum_test), :mod:`.coverage` (pit, coverage curves, conformal coverage,
 noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :mod:`.report`
-(protocol_report; event_values and protocol_table for chunked scoring), :mod:`.ranking` (the
+(protocol_report; event_values and protocol_table for chunked scoring), :mod:`.calibration` (signed coverage with
+verdicts, TARP, rank histograms, spread-skill), :mod:`.ranking` (the
 report's leads with Holm-adjusted verdicts, calibration against the noise floor),
 :mod:`.array_files` and :mod:`.report_page` (the report CLI's inputs and HTML page), :mod:`.seeds` and :mod:`.replicates` (intervals over training seeds and test
 events, rankings of replicated models), :mod:`.verdicts` (yes / no / not resolved).
@@ -39,6 +40,8 @@ from .coverage import (
     local_coverage,
     pit,
 )
+from .calibration import (RankHistogram, SignedCoverage, SpreadSkill, TarpCoverage, calibration_margin, exact_coverage,
+                          rank_histogram, signed_coverage, spread_skill, tarp_coverage, tarp_noise_floor)
 from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps, crps_normal, energy_score, joint_energy_score, mae, mean_abs_difference, one_per_event,
                      per_event_scores, rmse)
@@ -90,4 +93,15 @@ __all__ = [
     "event_values",
     "concat_event_values",
     "EventValues",
+    "exact_coverage",
+    "signed_coverage",
+    "SignedCoverage",
+    "calibration_margin",
+    "tarp_coverage",
+    "tarp_noise_floor",
+    "TarpCoverage",
+    "rank_histogram",
+    "RankHistogram",
+    "spread_skill",
+    "SpreadSkill",
 ]

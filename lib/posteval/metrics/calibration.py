@@ -1,0 +1,372 @@
+"""Calibration that can say "too narrow": signed coverage with a verdict, TARP expected coverage
+for d-dimensional posteriors, rank histograms with a simultaneous ECDF band, and spread-skill.
+
+Signed coverage (:func:`signed_coverage`). For levels a_1..a_L and a sampler with m draws per
+event, an *exact* sampler's central sample interval holds the truth with probability
+p_m(a) = #{k in 0..m : |2k/m - 1| <= a} / (m + 1) (its rank among the draws is uniform on 0..m),
+which is not a itself: m draws cannot reach the diagonal. The per-event score
+
+    e_i = mean_l ( mean_j 1[|2 PIT_ij - 1| <= a_l] - p_m(a_l) )      (j: the d dimensions)
+
+has mean 0 for an exact sampler, is negative when the intervals are too narrow and positive when
+too wide; the deviation D is its mean over events (and seeds). Its interval is the seed-and-event
+rule of :func:`~posteval.metrics.seed_event.seed_event_interval`. Verdict words, in this order:
+``calibrated`` (an equivalence: |D| plus the interval's half-width within the margin, with at
+least ``min_seeds`` seeds; a deviation that small is called calibrated even when its sign is
+resolved, since an exact sampler of the design deviates as much), ``under-covers`` (interval
+below 0), ``over-covers`` (above 0), else ``not resolved``. The margin is derived from the noise floor of an exact sampler of the same
+design (n events, m draws, S seeds): the 99 % quantile, over simulated exact samplers, of
+|D| + half-width, so that an exact sampler is called calibrated in 99 % of repeats and nothing
+looser passes.
+
+TARP (:func:`tarp_coverage`, Lemos et al. 2023). Dimensions are standardised by the truths'
+mean and standard deviation; for each event a reference point r_i is drawn uniformly in the box
+spanned by the standardised truths; the credibility f_i = mean_j 1[||x_ij - r_i|| < ||y_i - r_i||]
+and the expected coverage ECP(alpha) = mean_i 1[f_i < alpha]. A calibrated posterior has
+ECP(alpha) = alpha. It tests the joint distribution (it sees correlations between dimensions),
+but a prior that ignores the data passes it too: report it beside CRPS.
+
+Rank histograms (:func:`rank_histogram`, Talts et al. 2018; Säilynoja, Bürkner and Vehtari
+2022). The truth's rank among the m draws (ties broken at random) per dimension, and for the
+energy pre-rank (Thorarinsdottir, Scheuerer and Heinz 2016) of the augmented ensemble
+{y, x_1..x_m}: rho(z) = sum_w ||z - w||, the rank of rho(y). Uniform on 0..m for a calibrated
+sampler; the simultaneous band of the ECDF of the ranks (probability ci that an exact sampler's
+ECDF stays inside at every grid point, by simulation) gives the test.
+
+Spread-skill (:func:`spread_skill`, Fortin et al. 2014). The ensemble variance s_i^2 (ddof = 1,
+over the draws, summed over dimensions) against the squared error of the ensemble mean; for a
+calibrated ensemble E[(xbar - y)^2] = (1 + 1/m) E[s^2], so the ratio
+SSR = sqrt((1 + 1/m) mean_i s_i^2 / mean_i (xbar_i - y_i)^2) is 1; below 1 the ensemble is
+under-dispersed (over-confident). Binned by spread, it says whether the predicted uncertainty
+tracks the actual error.
+
+References: T. Lemos, A. Coogan et al., "Sampling-based accuracy testing of posterior
+estimators for general inference", ICML 2023; S. Talts et al., "Validating Bayesian inference
+algorithms with simulation-based calibration", arXiv:1804.06788; T. Säilynoja, P.-C. Bürkner,
+A. Vehtari, "Graphical test for discrete uniformity and its applications in goodness-of-fit
+evaluation and multiple sample comparison", Stat. Comput. 32 (2022) 32; T. L. Thorarinsdottir,
+M. Scheuerer, C. Heinz, "Assessing the calibration of high-dimensional ensemble forecasts using
+rank histograms", J. Comput. Graph. Stat. 25 (2016) 105; V. Fortin et al., "Why should ensemble
+spread match the RMSE of the ensemble mean?", J. Hydrometeor. 15 (2014) 1708.
+
+Example
+-------
+>>> rng = np.random.default_rng(0)
+>>> mu = rng.normal(size=(2000, 2)); truth = mu + rng.normal(size=(2000, 2))
+>>> draws = mu[:, None, :] + 0.8 * rng.normal(size=(2000, 64, 2))   # 20 % too narrow
+>>> signed_coverage([draws], truth, min_seeds=1).verdict
+'under-covers'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
+from .coverage import pit
+from .seed_event import seed_event_interval
+from .seeds import MIN_SEEDS_EQUIVALENCE
+from .uncertainty import _ci, _percentile, bootstrap_means
+
+__all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "calibration_margin", "TarpCoverage",
+           "tarp_coverage", "tarp_noise_floor", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill"]
+
+
+def exact_coverage(m: int, levels=DEFAULT_LEVELS) -> np.ndarray:
+    """p_m(a): the central-interval coverage of an exact sampler with m draws at each level."""
+    m = positive_int(m, "m")
+    lv = levels_array(levels)
+    score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
+    return (score[None, :] <= lv[:, None]).mean(axis=1)
+
+
+def _hits(samples, truth) -> tuple[np.ndarray, int]:
+    """(|2 PIT - 1| per event and dimension (n, d), m)."""
+    s, t, _ = samples_truth(samples, truth)
+    return np.abs(2.0 * pit(s, t) - 1.0), s.shape[1]
+
+
+@dataclass(frozen=True)
+class SignedCoverage:
+    """Signed coverage deviation D (see the module docstring), its interval and verdict."""
+
+    deviation: float
+    lo: float
+    hi: float
+    per_level: np.ndarray  # (L,) coverage - p_m(a), mean over seeds
+    per_level_lo: np.ndarray
+    per_level_hi: np.ndarray
+    levels: np.ndarray
+    margin: float
+    n_seeds: int
+    n_events: int
+    m: int
+    verdict: str
+
+
+def _margin_key(n: int, m: int, s: int, levels: np.ndarray, ci: float) -> tuple:
+    return (n, m, s, tuple(np.round(levels, 12)), round(ci, 12))
+
+
+_MARGINS: dict[tuple, float] = {}
+
+
+def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels=DEFAULT_LEVELS, *, ci: float = 0.95,
+                       quantile: float = 0.99, repeats: int = 400, seed: int = 0) -> float:
+    """Equivalence margin of :func:`signed_coverage` for a design: the ``quantile`` over
+    ``repeats`` simulated exact samplers of |D| + half-width of its interval.
+
+    An exact sampler's truth has one posterior PIT u_i per event, shared by the seeds (same test
+    events); each seed's rank of the truth among its m draws is Binomial(m, u_i), the PIT ties
+    split as :func:`~posteval.metrics.coverage.pit` splits them (a rank k gives PIT k / m).
+    """
+    n, m, s = positive_int(n_events, "n_events"), positive_int(m, "m"), positive_int(n_seeds, "n_seeds")
+    lv = levels_array(levels)
+    ci = _ci(ci)
+    key = _margin_key(n, m, s, lv, ci) + (quantile, repeats, seed)
+    if key in _MARGINS:
+        return _MARGINS[key]
+    rng = np.random.default_rng(seed_value(seed))
+    p = exact_coverage(m, lv)
+    out = np.empty(repeats)
+    for r in range(repeats):
+        u = rng.random(n)
+        ranks = rng.binomial(m, u, size=(s, n))
+        score = np.abs(2.0 * ranks / m - 1.0)
+        e = (score[:, :, None] <= lv[None, None, :]).mean(axis=2) - p.mean()
+        mean, lo, hi = seed_event_interval(e, level=ci)
+        out[r] = abs(mean) + (hi - lo) / 2
+    _MARGINS[key] = float(np.quantile(out, quantile))
+    return _MARGINS[key]
+
+
+def signed_coverage(samples_per_seed: Sequence[np.ndarray], truth, levels=DEFAULT_LEVELS, *, ci: float = 0.95,
+                    min_seeds: int = MIN_SEEDS_EQUIVALENCE, margin: float | None = None) -> SignedCoverage:
+    """Signed coverage of a sampler over S training seeds on shared test events.
+
+    Parameters
+    ----------
+    samples_per_seed : S arrays of draws (n, m) or (n, m, d), one per seed (one for a fixed model)
+    truth : (n,) or (n, d)
+    levels, ci : nominal levels; interval level
+    min_seeds : fewest seeds for the word "calibrated" (an equivalence needs the seed variance
+        measured; a direction can be resolved with any number). 1 for samples of a fixed model.
+    margin : equivalence margin; default :func:`calibration_margin` of the design
+
+    Returns
+    -------
+    SignedCoverage; ``verdict`` in "calibrated", "under-covers", "over-covers", "not resolved".
+    """
+    if isinstance(samples_per_seed, np.ndarray) or not len(samples_per_seed):
+        raise ValueError("samples_per_seed: expected a non-empty list of sample arrays, one per seed")
+    lv = levels_array(levels)
+    ci = _ci(ci)
+    hits = [_hits(s_, truth) for s_ in samples_per_seed]
+    ms = {m for _, m in hits}
+    if len(ms) != 1:
+        raise ValueError(f"samples_per_seed: every seed needs the same m, got {sorted(ms)}")
+    m = ms.pop()
+    p = exact_coverage(m, lv)
+    inside = np.stack([(h[:, :, None] <= lv[None, None, :]).mean(axis=1) for h, _ in hits])  # (S, n, L)
+    s_, n = inside.shape[:2]
+    e = inside.mean(axis=2) - p.mean()
+    mean, lo, hi = seed_event_interval(e, level=ci)
+    per = [seed_event_interval(inside[:, :, k] - p[k], level=ci) for k in range(lv.size)]
+    delta = calibration_margin(n, m, s_, lv, ci=ci) if margin is None else float(margin)
+    if s_ >= positive_int(min_seeds, "min_seeds") and abs(mean) + (hi - lo) / 2 <= delta:
+        word = "calibrated"  # within the design's resolution, even if a tiny sign is resolved
+    elif hi < 0:
+        word = "under-covers"
+    elif lo > 0:
+        word = "over-covers"
+    else:
+        word = "not resolved"
+    return SignedCoverage(float(mean), float(lo), float(hi), np.array([v[0] for v in per]),
+                          np.array([v[1] for v in per]), np.array([v[2] for v in per]), lv, delta, s_, n, m, word)
+
+
+# ---------------------------------------------------------------------------------------------
+# TARP
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TarpCoverage:
+    """TARP credibility per event, the expected-coverage curve with its bootstrap band, and the
+    TARP error max_alpha |ECP(alpha) - alpha| with its interval."""
+
+    credibility: np.ndarray  # (n,)
+    alpha: np.ndarray
+    ecp: np.ndarray
+    ecp_lo: np.ndarray
+    ecp_hi: np.ndarray
+    error: float
+    error_lo: float
+    error_hi: float
+    noise_floor: float  # 95 % quantile of an exact sampler's TARP error at the same n, m and grid
+
+    @property
+    def verdict(self) -> str:
+        """"calibrated" (error within the noise floor), "miscalibrated" (the interval's lower end
+        above it) or "not resolved"."""
+        if self.error <= self.noise_floor:
+            return "calibrated"
+        return "miscalibrated" if self.error_lo > self.noise_floor else "not resolved"
+
+
+def tarp_noise_floor(n_events: int, m: int, alpha, *, repeats: int = 400, quantile: float = 0.95,
+                     seed: int = 0) -> float:
+    """``quantile`` of the TARP error of an exact sampler: its credibility is k / m with the
+    truth's rank k uniform on 0..m (the m + 1 distances to the reference are exchangeable)."""
+    n, m = positive_int(n_events, "n_events"), positive_int(m, "m")
+    grid = np.asarray(alpha, dtype=float)
+    rng = np.random.default_rng(seed_value(seed))
+    f = rng.integers(0, m + 1, size=(repeats, n)) / m
+    ecp = (f[:, :, None] < grid[None, None, :]).mean(axis=1)
+    return float(np.quantile(np.abs(ecp - grid).max(axis=1), quantile))
+
+
+def tarp_coverage(samples, truth, *, references=None, alpha=None, standardise: bool = True, n_boot: int = 1000,
+                  ci: float = 0.95, seed: int = 0) -> TarpCoverage:
+    """TARP expected coverage of draws ``samples`` (n, m, d) against ``truth`` (n, d).
+
+    ``references`` (n, d) in the standardised coordinates, or None for points drawn uniformly in
+    the box of the standardised truths (seeded); ``alpha`` the credibility grid (default 0, 0.05,
+    .., 1); ``standardise``: divide each dimension, samples and truth alike, by the truths'
+    standard deviation after subtracting their mean (so that no dimension dominates the
+    distance). The band and the error's interval come from ``n_boot`` bootstrap resamples of the
+    events. Given the same (standardised) reference points and the tarp package's alpha grid,
+    ECP equals ``tarp.get_tarp_coverage(..., references=refs)``'s ecp.
+    """
+    s, t, _ = samples_truth(samples, truth)
+    ci = _ci(ci)
+    rng = np.random.default_rng(seed_value(seed))
+    if standardise:
+        centre, scale = t.mean(axis=0), t.std(axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        s, t = (s - centre) / scale, (t - centre) / scale
+    if references is None:
+        lo_, hi_ = t.min(axis=0), t.max(axis=0)
+        refs = lo_ + (hi_ - lo_) * rng.random(t.shape)
+    else:
+        refs = np.asarray(references, dtype=float)
+        if refs.shape != t.shape or not np.isfinite(refs).all():
+            raise ValueError(f"references: expected finite (n, d) = {t.shape}, got {refs.shape}")
+    grid = np.linspace(0.0, 1.0, 21) if alpha is None else np.asarray(alpha, dtype=float)
+    d_samples = np.linalg.norm(s - refs[:, None, :], axis=2)
+    d_truth = np.linalg.norm(t - refs, axis=1)
+    f = np.mean(d_samples < d_truth[:, None], axis=1)
+    below = (f[:, None] < grid[None, :]).astype(float)
+    ecp = below.mean(axis=0)
+    reps = bootstrap_means(below, n_boot=n_boot, seed=seed)
+    band_lo, band_hi = _percentile(reps, ci)
+    err_reps = np.abs(reps - grid).max(axis=1)
+    e_lo, e_hi = _percentile(err_reps, ci)
+    floor = tarp_noise_floor(len(f), s.shape[1], grid, seed=seed)
+    return TarpCoverage(f, grid, ecp, band_lo, band_hi, float(np.abs(ecp - grid).max()), float(e_lo), float(e_hi), floor)
+
+
+# ---------------------------------------------------------------------------------------------
+# rank histograms
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RankHistogram:
+    """Ranks of the truth (0..m) per event for each projection, and the simultaneous ECDF test."""
+
+    ranks: pd.DataFrame  # columns: dimension names and "energy"
+    m: int
+    pvalue: dict  # {projection: p-value of the simultaneous ECDF test}
+    band: tuple[np.ndarray, np.ndarray, np.ndarray]  # (grid, lo, hi) of the ECDF of fractional ranks
+
+
+def _ranks_with_ties(below: np.ndarray, equal: np.ndarray, rng) -> np.ndarray:
+    """Rank of the truth: #draws below plus a uniform share of the ties."""
+    return below + np.floor(rng.random(below.shape) * (equal + 1)).astype(int)
+
+
+def _ecdf_band(n: int, m: int, ci: float, rng, sims: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Simultaneous band of the ECDF of n uniform ranks on 0..m at the grid k/(m+1), k = 1..m,
+    by simulation (Säilynoja et al. 2022): returns (grid, lo, hi, simulated minima of the
+    pointwise two-sided binomial tail probabilities)."""
+    from scipy import stats
+
+    grid = np.arange(1, m + 1) / (m + 1)
+    sim = rng.integers(0, m + 1, size=(sims, n))
+    counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (sims, m)
+    tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
+    minima = np.minimum(tail.min(axis=1), 1.0)
+    gamma = float(np.quantile(minima, 1 - ci))
+    lo = stats.binom.ppf(gamma / 2, n, grid) / n
+    hi = stats.binom.ppf(1 - gamma / 2, n, grid) / n
+    return grid, lo, hi, minima
+
+
+def rank_histogram(samples, truth, *, dim_names: Sequence[str] | None = None, ci: float = 0.95, seed: int = 0,
+                   sims: int = 1000) -> RankHistogram:
+    """SBC-style ranks of the truth among the draws (n, m, d), per dimension and for the energy
+    pre-rank over all dimensions, with the simultaneous ECDF test of their uniformity."""
+    s, t, _ = samples_truth(samples, truth)
+    ci = _ci(ci)
+    rng = np.random.default_rng(seed_value(seed))
+    n, m, d = s.shape
+    names = list(dim_names) if dim_names is not None else [f"dim{j}" for j in range(d)]
+    if len(names) != d:
+        raise ValueError(f"dim_names: {len(names)} names for {d} dimensions")
+    cols = {}
+    for j, name in enumerate(names):
+        below = (s[:, :, j] < t[:, None, j]).sum(axis=1)
+        equal = (s[:, :, j] == t[:, None, j]).sum(axis=1)
+        cols[name] = _ranks_with_ties(below, equal, rng)
+    if d > 1:
+        aug = np.concatenate([t[:, None, :], s], axis=1)  # (n, m + 1, d), the truth first
+        scale = aug.reshape(-1, d).std(axis=0)
+        aug = aug / np.where(scale > 0, scale, 1.0)
+        rho = np.stack([np.linalg.norm(aug - aug[:, k : k + 1, :], axis=2).sum(axis=1) for k in range(m + 1)], axis=1)
+        below = (rho[:, 1:] < rho[:, :1]).sum(axis=1)
+        equal = (rho[:, 1:] == rho[:, :1]).sum(axis=1)
+        cols["energy"] = _ranks_with_ties(below, equal, rng)
+    grid, lo, hi, minima = _ecdf_band(n, m, ci, rng, sims)
+    from scipy import stats
+
+    pvalues = {}
+    for name, r in cols.items():
+        counts = np.array([(r < k).sum() for k in range(1, m + 1)])
+        tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
+        pvalues[name] = float((np.sum(minima <= min(tail.min(), 1.0)) + 1) / (len(minima) + 1))
+    return RankHistogram(pd.DataFrame(cols), m, pvalues, (grid, lo, hi))
+
+
+# ---------------------------------------------------------------------------------------------
+# spread-skill
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SpreadSkill:
+    """Spread-skill ratio with its interval, and the binned spread against the binned RMSE."""
+
+    ratio: float
+    lo: float
+    hi: float
+    bins: pd.DataFrame  # columns: spread (root mean ensemble variance x (1 + 1/m)), rmse, events
+
+
+def spread_skill(samples, truth, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> SpreadSkill:
+    """Spread-skill ratio SSR = sqrt((1 + 1/m) mean s^2 / mean (xbar - y)^2) over all dimensions
+    (1 for a calibrated ensemble, < 1 under-dispersed), its bootstrap interval over events, and
+    the same two quantities in ``bins`` quantile bins of the spread."""
+    s, t, _ = samples_truth(samples, truth)
+    m = s.shape[1]
+    if m < 2:
+        raise ValueError(f"samples: spread needs m >= 2 draws per event, got shape {s.shape}")
+    k = positive_int(bins, "bins")
+    var = s.var(axis=1, ddof=1).sum(axis=1) * (1 + 1 / m)
+    err2 = ((s.mean(axis=1) - t) ** 2).sum(axis=1)
+    reps = bootstrap_means(np.stack([var, err2], axis=1), n_boot=n_boot, seed=seed)
+    ratio_reps = np.sqrt(reps[:, 0] / reps[:, 1])
+    lo, hi = _percentile(ratio_reps, _ci(ci))
+    edges = np.quantile(var, np.linspace(0, 1, k + 1))
+    which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)
+    rows = [{"spread": float(np.sqrt(var[which == b].mean())), "rmse": float(np.sqrt(err2[which == b].mean())),
+             "events": int((which == b).sum())} for b in range(k) if np.any(which == b)]
+    return SpreadSkill(float(np.sqrt(var.mean() / err2.mean())), float(lo), float(hi), pd.DataFrame(rows))

@@ -1,0 +1,103 @@
+"""posteval.metrics.calibration: signed coverage whose verdicts are calibrated by simulation,
+TARP against the tarp package, rank histograms and spread-skill, and what each check can and
+cannot see (a sampler with exact marginals and shuffled correlations)."""
+
+import numpy as np
+import pytest
+
+from posteval.metrics import calibration as cal
+
+CHOL = np.linalg.cholesky([[1.0, 0.9], [0.9, 1.0]])
+
+
+def gaussian_problem(rng, n, m, *, scale=1.0, seeds=1, d=1):
+    """Posterior N(mu, 1) per dimension (correlated 0.9 when d = 2); draws scaled by ``scale``."""
+    if d == 1:
+        mu = rng.normal(size=n)
+        truth = mu + rng.normal(size=n)
+        return [mu[:, None] + scale * rng.normal(size=(n, m)) for _ in range(seeds)], truth
+    mu = rng.normal(size=(n, 2))
+    truth = mu + rng.normal(size=(n, 2)) @ CHOL.T
+    return [mu[:, None, :] + scale * rng.normal(size=(n, m, 2)) @ CHOL.T for _ in range(seeds)], truth
+
+
+def test_exact_coverage_is_the_rank_rule():
+    p = cal.exact_coverage(4, [0.5, 0.99])
+    # ranks 0..4, |2k/4 - 1| = 1, .5, 0, .5, 1: three of five inside 0.5 and 0.99
+    np.testing.assert_allclose(p, [3 / 5, 3 / 5])
+
+
+def test_an_exact_sampler_is_calibrated_at_a_chapter_design():
+    """Chapter 2's ci test set (4,000 events, 100 draws) with 5 seeds: >= 95 % calibrated."""
+    rng = np.random.default_rng(11)
+    words = [cal.signed_coverage(*gaussian_problem(rng, 4000, 100, seeds=5)).verdict for _ in range(60)]
+    assert words.count("calibrated") >= 56, words  # rate 0.99 by construction; P(< 56 of 60) ~ 1e-3
+
+
+def test_a_sampler_3_percent_too_narrow_under_covers_at_20000_events():
+    """Power >= 0.8 needs about 20,000 events at 100 draws (at 4,000 it is about 0.4)."""
+    rng = np.random.default_rng(12)
+    words = [cal.signed_coverage(*gaussian_problem(rng, 20000, 100, scale=0.97), min_seeds=1).verdict
+             for _ in range(30)]
+    assert words.count("under-covers") >= 24, words
+
+
+def test_too_wide_over_covers_and_fewer_seeds_never_say_calibrated():
+    rng = np.random.default_rng(13)
+    assert cal.signed_coverage(*gaussian_problem(rng, 3000, 64, scale=1.2)).verdict == "over-covers"
+    assert cal.signed_coverage(*gaussian_problem(rng, 3000, 64, seeds=3)).verdict in ("not resolved", "under-covers",
+                                                                                        "over-covers")
+    res = cal.signed_coverage(*gaussian_problem(rng, 3000, 64), min_seeds=1)
+    assert res.per_level.shape == res.levels.shape and res.lo <= res.deviation <= res.hi
+    assert cal.calibration_margin(3000, 64) > cal.calibration_margin(30000, 64) > 0
+
+
+def test_tarp_equals_the_tarp_package_at_its_alpha_grid():
+    tarp = pytest.importorskip("tarp")
+    rng = np.random.default_rng(14)
+    samples, truth = gaussian_problem(rng, 500, 64, d=2)
+    x, y = samples[0], truth
+    centre, sd = y.mean(axis=0), y.std(axis=0)
+    xs, ys = (x - centre) / sd, (y - centre) / sd
+    refs = rng.uniform(ys.min(axis=0), ys.max(axis=0), size=ys.shape)
+    ecp, alpha = tarp.get_tarp_coverage(np.moveaxis(xs, 1, 0), ys, references=refs, metric="euclidean")
+    ours = cal.tarp_coverage(x, y, references=refs, alpha=alpha)
+    clean = np.array([not np.any(np.isclose(ours.credibility, a)) for a in alpha])
+    clean[-1] = False  # tarp's last bin is closed: 1 there, the strict fraction below max f here
+    assert clean.sum() > 0.8 * len(alpha)
+    np.testing.assert_allclose(ours.ecp[clean], ecp[clean], atol=1e-12)
+
+
+def test_shuffled_correlations_are_caught_jointly_not_marginally():
+    """Exact marginals, the 0.9 correlation destroyed: TARP and the energy rank test see it, the
+    per-dimension signed coverage and rank tests do not."""
+    rng = np.random.default_rng(15)
+    samples, truth = gaussian_problem(rng, 5000, 64, d=2)
+    exact = samples[0]
+    shuffled = exact.copy()
+    shuffled[:, :, 1] = rng.permuted(shuffled[:, :, 1], axis=1)
+    for x, joint in ((exact, "calibrated"), (shuffled, "miscalibrated")):
+        assert cal.tarp_coverage(x, truth, seed=1).verdict == joint
+        ranks = cal.rank_histogram(x, truth, dim_names=["y1", "y2"], seed=1)
+        assert ranks.pvalue["y1"] > 0.05 and ranks.pvalue["y2"] > 0.05
+        assert (ranks.pvalue["energy"] < 0.01) == (joint == "miscalibrated"), ranks.pvalue
+        for j in range(2):
+            assert cal.signed_coverage([x[:, :, j]], truth[:, j], min_seeds=1).verdict == "calibrated"
+
+
+def test_spread_skill_is_one_for_an_exact_ensemble_and_below_when_too_narrow():
+    rng = np.random.default_rng(16)
+    exact = cal.spread_skill(*[a[0] if isinstance(a, list) else a for a in gaussian_problem(rng, 4000, 32, d=2)])
+    assert exact.lo < 1 < exact.hi
+    narrow = cal.spread_skill(*[a[0] if isinstance(a, list) else a for a in gaussian_problem(rng, 4000, 32, d=2,
+                                                                                           scale=0.8)])
+    assert narrow.hi < 1 and narrow.ratio == pytest.approx(0.8, abs=0.05)
+    assert list(narrow.bins.columns) == ["spread", "rmse", "events"] and narrow.bins["events"].sum() == 4000
+
+
+def test_rank_histogram_band_holds_an_exact_sampler():
+    """The simultaneous ECDF band: an exact sampler's ranks fail it in about 5 % of repeats."""
+    rng = np.random.default_rng(17)
+    p = [cal.rank_histogram(*[a[0] if isinstance(a, list) else a for a in gaussian_problem(rng, 500, 16)], seed=k,
+                            sims=400).pvalue["dim0"] for k in range(40)]
+    assert np.mean(np.array(p) < 0.05) <= 0.15
