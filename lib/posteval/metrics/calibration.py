@@ -73,7 +73,8 @@ from .seeds import MIN_SEEDS_EQUIVALENCE
 from .uncertainty import _ci, _percentile, bootstrap_means
 
 __all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "calibration_margin", "TarpCoverage",
-           "tarp_coverage", "tarp_noise_floor", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill"]
+           "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
+           "tarp_credibility", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary"]
 
 
 def exact_coverage(m: int, levels=DEFAULT_LEVELS) -> np.ndarray:
@@ -164,14 +165,24 @@ def signed_coverage(samples_per_seed: Sequence[np.ndarray], truth, levels=DEFAUL
     if isinstance(samples_per_seed, np.ndarray) or not len(samples_per_seed):
         raise ValueError("samples_per_seed: expected a non-empty list of sample arrays, one per seed")
     lv = levels_array(levels)
-    ci = _ci(ci)
     hits = [_hits(s_, truth) for s_ in samples_per_seed]
     ms = {m for _, m in hits}
     if len(ms) != 1:
         raise ValueError(f"samples_per_seed: every seed needs the same m, got {sorted(ms)}")
-    m = ms.pop()
-    p = exact_coverage(m, lv)
     inside = np.stack([(h[:, :, None] <= lv[None, None, :]).mean(axis=1) for h, _ in hits])  # (S, n, L)
+    return signed_coverage_from_inside(inside, ms.pop(), lv, ci=ci, min_seeds=min_seeds, margin=margin)
+
+
+def signed_coverage_from_inside(inside, m: int, levels=DEFAULT_LEVELS, *, ci: float = 0.95,
+                                min_seeds: int = MIN_SEEDS_EQUIVALENCE, margin: float | None = None) -> SignedCoverage:
+    """:func:`signed_coverage` from ``inside`` (S, n, L): per seed and event the fraction of the
+    dimensions whose central interval at each level holds the truth (e.g. chunk by chunk)."""
+    lv = levels_array(levels)
+    ci = _ci(ci)
+    inside = np.asarray(inside, dtype=float)
+    if inside.ndim != 3 or inside.shape[2] != lv.size:
+        raise ValueError(f"inside: expected (seeds, events, {lv.size} levels), got {inside.shape}")
+    p = exact_coverage(m, lv)
     s_, n = inside.shape[:2]
     e = inside.mean(axis=2) - p.mean()
     mean, lo, hi = seed_event_interval(e, level=ci)
@@ -241,30 +252,52 @@ def tarp_coverage(samples, truth, *, references=None, alpha=None, standardise: b
     ECP equals ``tarp.get_tarp_coverage(..., references=refs)``'s ecp.
     """
     s, t, _ = samples_truth(samples, truth)
-    ci = _ci(ci)
-    rng = np.random.default_rng(seed_value(seed))
-    if standardise:
-        centre, scale = t.mean(axis=0), t.std(axis=0)
-        scale = np.where(scale > 0, scale, 1.0)
-        s, t = (s - centre) / scale, (t - centre) / scale
+    centre, scale = tarp_frame(t, standardise=standardise)
     if references is None:
-        lo_, hi_ = t.min(axis=0), t.max(axis=0)
-        refs = lo_ + (hi_ - lo_) * rng.random(t.shape)
+        refs = tarp_references(t, centre, scale, seed=seed)
     else:
         refs = np.asarray(references, dtype=float)
         if refs.shape != t.shape or not np.isfinite(refs).all():
             raise ValueError(f"references: expected finite (n, d) = {t.shape}, got {refs.shape}")
+    f = tarp_credibility(s, t, refs, centre, scale)
+    return tarp_summary(f, s.shape[1], alpha=alpha, n_boot=n_boot, ci=ci, seed=seed)
+
+
+def tarp_frame(truth: np.ndarray, *, standardise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, scale) of the standardised coordinates: the truths' mean and sd per dimension."""
+    t = np.asarray(truth, dtype=float)
+    if not standardise:
+        return np.zeros(t.shape[1]), np.ones(t.shape[1])
+    sd = t.std(axis=0)
+    return t.mean(axis=0), np.where(sd > 0, sd, 1.0)
+
+
+def tarp_references(truth: np.ndarray, centre, scale, *, seed: int = 0) -> np.ndarray:
+    """One reference point per event, uniform in the box of the standardised truths (seeded)."""
+    z = (np.asarray(truth, dtype=float) - centre) / scale
+    lo, hi = z.min(axis=0), z.max(axis=0)
+    return lo + (hi - lo) * np.random.default_rng(seed_value(seed)).random(z.shape)
+
+
+def tarp_credibility(samples: np.ndarray, truth: np.ndarray, references: np.ndarray, centre, scale) -> np.ndarray:
+    """f_i = mean_j 1[||x_ij - r_i|| < ||y_i - r_i||] in standardised coordinates (n, m, d), (n, d)."""
+    xs, ts = (samples - centre) / scale, (truth - centre) / scale
+    d_samples = np.linalg.norm(xs - references[:, None, :], axis=2)
+    d_truth = np.linalg.norm(ts - references, axis=1)
+    return np.mean(d_samples < d_truth[:, None], axis=1)
+
+
+def tarp_summary(credibility, m: int, *, alpha=None, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> TarpCoverage:
+    """The :class:`TarpCoverage` of per-event credibilities (of samplers with m draws)."""
+    f = np.asarray(credibility, dtype=float)
+    ci = _ci(ci)
     grid = np.linspace(0.0, 1.0, 21) if alpha is None else np.asarray(alpha, dtype=float)
-    d_samples = np.linalg.norm(s - refs[:, None, :], axis=2)
-    d_truth = np.linalg.norm(t - refs, axis=1)
-    f = np.mean(d_samples < d_truth[:, None], axis=1)
     below = (f[:, None] < grid[None, :]).astype(float)
     ecp = below.mean(axis=0)
     reps = bootstrap_means(below, n_boot=n_boot, seed=seed)
     band_lo, band_hi = _percentile(reps, ci)
-    err_reps = np.abs(reps - grid).max(axis=1)
-    e_lo, e_hi = _percentile(err_reps, ci)
-    floor = tarp_noise_floor(len(f), s.shape[1], grid, seed=seed)
+    e_lo, e_hi = _percentile(np.abs(reps - grid).max(axis=1), ci)
+    floor = tarp_noise_floor(len(f), m, grid, seed=seed)
     return TarpCoverage(f, grid, ecp, band_lo, band_hi, float(np.abs(ecp - grid).max()), float(e_lo), float(e_hi), floor)
 
 
@@ -356,15 +389,25 @@ def spread_skill(samples, truth, *, bins: int = 10, n_boot: int = 1000, ci: floa
     (1 for a calibrated ensemble, < 1 under-dispersed), its bootstrap interval over events, and
     the same two quantities in ``bins`` quantile bins of the spread."""
     s, t, _ = samples_truth(samples, truth)
-    m = s.shape[1]
+    var, err2 = spread_terms(s, t)
+    return spread_summary(var, err2, bins=bins, n_boot=n_boot, ci=ci, seed=seed)
+
+
+def spread_terms(samples: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per event: (1 + 1/m) s^2 (ensemble variance, ddof 1, summed over dimensions) and the
+    squared error of the ensemble mean, for draws (n, m, d) and truth (n, d)."""
+    m = samples.shape[1]
     if m < 2:
-        raise ValueError(f"samples: spread needs m >= 2 draws per event, got shape {s.shape}")
+        raise ValueError(f"samples: spread needs m >= 2 draws per event, got shape {samples.shape}")
+    return samples.var(axis=1, ddof=1).sum(axis=1) * (1 + 1 / m), ((samples.mean(axis=1) - truth) ** 2).sum(axis=1)
+
+
+def spread_summary(var, err2, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> SpreadSkill:
+    """The :class:`SpreadSkill` of per-event :func:`spread_terms`."""
+    var, err2 = np.asarray(var, dtype=float), np.asarray(err2, dtype=float)
     k = positive_int(bins, "bins")
-    var = s.var(axis=1, ddof=1).sum(axis=1) * (1 + 1 / m)
-    err2 = ((s.mean(axis=1) - t) ** 2).sum(axis=1)
     reps = bootstrap_means(np.stack([var, err2], axis=1), n_boot=n_boot, seed=seed)
-    ratio_reps = np.sqrt(reps[:, 0] / reps[:, 1])
-    lo, hi = _percentile(ratio_reps, _ci(ci))
+    lo, hi = _percentile(np.sqrt(reps[:, 0] / reps[:, 1]), _ci(ci))
     edges = np.quantile(var, np.linspace(0, 1, k + 1))
     which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)
     rows = [{"spread": float(np.sqrt(var[which == b].mean())), "rmse": float(np.sqrt(err2[which == b].mean())),

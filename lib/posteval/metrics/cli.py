@@ -198,8 +198,12 @@ def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool
 
     from posteval.progress import tqdm
 
+    from .calibration import tarp_frame, tarp_references
     from .report import concat_event_values, event_values
 
+    t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
+    centre, scale = tarp_frame(t2)
+    refs = tarp_references(t2, centre, scale, seed=seed)
     values, workers = {}, _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for name, (src, kind) in inputs.models.items():
@@ -215,7 +219,8 @@ def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool
             for chunk in src.chunks(rows):
                 stop = start + len(chunk)
                 pending.append(pool.submit(event_values, chunk, inputs.truth[start:stop], name=name,
-                                           crps_estimator=crps_estimator, energy=energy, energy_shifts=shifts))
+                                           crps_estimator=crps_estimator, energy=energy, energy_shifts=shifts,
+                                           tarp=(centre, scale, refs[start:stop]), spread=True))
                 start = stop
                 while len(pending) >= 2 * workers:
                     parts.append(pending.popleft().result())
@@ -236,7 +241,7 @@ def _shifts(m: int) -> int | None:
 # ---------------------------------------------------------------------------------------------
 # sentences, tables, files
 # ---------------------------------------------------------------------------------------------
-def sentences(leads, calib, dim_names: list[str]) -> list[str]:
+def sentences(leads, calib, joint, dim_names: list[str]) -> list[str]:
     """The report's answers, one sentence per metric and dimension, then one per sampler."""
     out = []
     for (metric, dim), group in leads.groupby(["metric", "dimension"], sort=False):
@@ -254,12 +259,24 @@ def sentences(leads, calib, dim_names: list[str]) -> list[str]:
     for (model, word), rows in calib.groupby(["model", "verdict"], sort=False):
         dims = list(rows["dimension"])
         where = f" on {_and(dims)}" if len(dim_names) > 1 else ""
-        errors = ", ".join(format_interval(r.coverage_error_raw, r.coverage_error_raw_lo, r.coverage_error_raw_hi)
-                           for r in rows.itertuples())
-        floor = rows["noise_floor_q95"].iloc[0]
-        out.append(f"{model} {words[word]}{where}: coverage error{'s' if len(rows) > 1 else ''} {errors} against the "
-                   f"noise floor {format_number(floor)} of an exact sampler with the same "
-                   f"{rows['m'].iloc[0]} samples per event.")
+        devs = ", ".join(format_interval(r.coverage_deviation, r.coverage_deviation_lo, r.coverage_deviation_hi)
+                         for r in rows.itertuples())
+        out.append(f"{model} {words[word]}{where}: coverage deviation{'s' if len(rows) > 1 else ''} {devs} "
+                   f"(coverage − that of an exact sampler with the same {rows['m'].iloc[0]} draws), margin "
+                   f"{format_number(rows['margin'].iloc[0])}.")
+    for r in joint.to_dict("records"):
+        parts = []
+        if "tarp_verdict" in r and len(dim_names) > 1:
+            tarp_word = {"calibrated": "within", "miscalibrated": "beyond", "not resolved": "not resolved against"}
+            parts.append(f"its TARP error {format_interval(r['tarp_error'], r['tarp_error_lo'], r['tarp_error_hi'])} "
+                         f"is {tarp_word[r['tarp_verdict']]} an exact sampler's noise floor "
+                         f"{format_number(r['tarp_noise_floor'])}")
+        if "spread_skill" in r and np.isfinite(r["spread_skill"]):
+            parts.append(f"its spread-skill ratio is "
+                         f"{format_interval(r['spread_skill'], r['spread_skill_lo'], r['spread_skill_hi'])} (1 when "
+                         f"the spread tracks the error)")
+        if parts:
+            out.append(f"Over all dimensions {r['model']}: " + "; ".join(parts) + ".")
     return out
 
 
@@ -373,13 +390,12 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
                      "--calibration data for its split-conformal coverage.")
     leads = ranking.leads(table, reps, ci=args.ci)
     samplers = {n: v for n, v in values.items() if v.kind == "samples"}
-    calib = ranking.calibration(table, {n: v.raw_codes for n, v in samplers.items()},
-                                {n: v.m for n, v in samplers.items()}, levels, seed=args.seed)
+    calib, joint = ranking.calibration(table, samplers, levels, ci=args.ci, n_boot=args.n_boot, seed=args.seed)
     if len(values) == 1:
         notes.append("One model: there is no lead to resolve.")
     if not samplers:
         notes.append("No sampler: there is no raw coverage to judge.")
-    summary = sentences(leads, calib, inputs.dim_names)
+    summary = sentences(leads, calib, joint, inputs.dim_names)
     prov = provenance(argv, inputs, args, digests.result())
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -389,10 +405,12 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
     try:
         table.pipe(csv_safe).to_csv(tmp / "protocol.csv", index=False)
         payload = {"summary": summary, "protocol": _records(table), "leads": _records(leads),
-                   "calibration": _records(calib), "notes": notes, "provenance": prov}
+                   "calibration": _records(calib), "joint_calibration": _records(joint), "notes": notes,
+                   "provenance": prov}
         (tmp / "protocol.json").write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
         md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
               "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
+              "## Joint calibration", "", markdown_table(joint) if len(joint) else "(no sampler)\n",
               "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], "",
               "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
         (tmp / "protocol.md").write_text("\n".join(md))
@@ -424,8 +442,17 @@ def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: 
                      f"{args.n_boot} paired bootstrap resamples of the test events, p from the bootstrap standard "
                      f"error, Holm-adjusted over all {len(leads)} leads."),
                     ("Calibration of the samplers", calib,
-                     "Raw coverage error (maximum |coverage − nominal| over the levels) against the 95 % quantile "
-                     "of an exact sampler's with the same events and samples."),
+                     "Coverage deviation = mean over the levels of coverage − that of an exact sampler with the same "
+                     "draws, its interval over events, and the margin within which an exact sampler of the same "
+                     "events and draws falls in 99 % of simulations (calibrated: |deviation| + half-width ≤ margin; "
+                     "under-covers: intervals too narrow; over-covers: too wide). Beside it the raw coverage error "
+                     "(maximum |coverage − nominal|) and the 95 % quantile of an exact sampler's."),
+                    ("Joint calibration over all dimensions", joint,
+                     "TARP error = max |expected coverage − credibility| of the regions around random reference "
+                     "points (it sees correlations between dimensions), against the 95 % quantile of an exact "
+                     "sampler's; spread-skill ratio = sqrt((1 + 1/m) mean ensemble variance / mean squared error of "
+                     "the ensemble mean), 1 when the spread tracks the error, below 1 when over-confident. A model "
+                     "that ignores the data can pass both: read them beside the CRPS."),
                     ("Protocol table", table, "One row per model and dimension; intervals from the paired bootstrap.")]
         sections = [sec for sec in sections if len(sec[1])]
         page = report_page.html_page(title="Evaluation protocol report", summary=summary, sections=sections,

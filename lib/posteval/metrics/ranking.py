@@ -11,12 +11,12 @@ all leads in one report are adjusted by Holm's step-down method (Holm 1979), so 
 of any false "yes" among them is at most 1 - ci. The verdict is "yes" when the interval lies
 below zero and the Holm-adjusted p is below 1 - ci, else "not resolved".
 
-Calibration. A sampler's raw coverage error on n events with m samples is compared with the
-noise floor of an exact sampler of the same n and m (:func:`~posteval.metrics.coverage.coverage_noise_floor`,
-its 95 % quantile q95): "calibrated" when the error is at most q95 (indistinguishable from an
-exact sampler), "under-covers" (intervals too narrow) or "over-covers" (too wide) when the lower
-end of its interval lies above q95, the direction being the sign of coverage - nominal at the
-level of the largest deviation; "not resolved" otherwise.
+Calibration. A sampler's signed coverage deviation (:mod:`~posteval.metrics.calibration`: the
+mean over levels of its coverage minus that of an exact sampler with the same m draws) decides
+"calibrated" (within the margin an exact sampler of the same n and m needs), "under-covers"
+(intervals too narrow), "over-covers" (too wide) or "not resolved"; its raw coverage error is
+shown beside the noise floor of an exact sampler of the same n and m, and over all dimensions
+the TARP error (which sees correlations) and the spread-skill ratio.
 
 Reference: S. Holm, "A simple sequentially rejective multiple test procedure",
 Scand. J. Statist. 6 (1979) 65-70.
@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .calibration import signed_coverage_from_inside, spread_summary, tarp_summary
 from .coverage import coverage_noise_floor
 from .uncertainty import _ci, percentile_interval
 from .verdicts import verdict
@@ -105,43 +106,45 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     return out
 
 
-def coverage_deviation_at_worst(codes: np.ndarray, levels_sorted: np.ndarray) -> float:
-    """coverage - nominal at the level where |coverage - nominal| is largest (codes of one dimension)."""
-    hist = np.bincount(codes, minlength=levels_sorted.size + 1)
-    dev = np.cumsum(hist)[:-1] / hist.sum() - levels_sorted
-    return float(dev[np.argmax(np.abs(dev))])
+def calibration(table: pd.DataFrame, samplers: Mapping[str, object], levels_sorted: np.ndarray, *, ci: float = 0.95,
+                n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The calibration of each sampler (``samplers`` {model: EventValues}) of one report.
 
-
-def calibration(table: pd.DataFrame, codes: Mapping[str, np.ndarray], m_samples: Mapping[str, int],
-                levels_sorted: np.ndarray, *, seed: int = 0) -> pd.DataFrame:
-    """One row per sampler and dimension: its raw coverage error (and interval when the table has
-    one), the noise floor q95 of an exact sampler with the same n and m, the signed deviation at
-    the worst level, and the verdict ("calibrated", "under-covers", "over-covers", "not resolved").
-
-    ``codes`` {model: raw level codes (n, d)}; ``m_samples`` {model: m}.
+    Per model and dimension: the signed coverage deviation D (:func:`~posteval.metrics.calibration.signed_coverage`:
+    mean over the levels of coverage minus an exact m-draw sampler's, with its event interval,
+    its margin and its verdict "calibrated", "under-covers", "over-covers" or "not resolved"; the
+    samples of a report are one fixed model, so one "seed" suffices), and beside it the raw
+    coverage error (maximum |coverage - nominal|) and the noise floor q95 of an exact sampler's.
+    Per model over all dimensions: the TARP error with its interval, noise floor and verdict,
+    and the spread-skill ratio with its interval (when the values carry them).
     """
-    rows = []
+    rows, joint = [], []
     floors: dict[tuple[int, int], float] = {}
     dims = list(dict.fromkeys(table["dimension"]))
-    for model, c in codes.items():
-        n, m = c.shape[0], int(m_samples[model])
+    for model, v in samplers.items():
+        n, m = v.raw_codes.shape[0], int(v.m)
         if (n, m) not in floors:
             floors[(n, m)] = coverage_noise_floor(n, m, levels_sorted, seed=seed).q95
-        floor = floors[(n, m)]
         for j, dim in enumerate(dims):
+            inside = (v.raw_codes[:, j][:, None] <= np.arange(levels_sorted.size)[None, :]).astype(float)
+            sc = signed_coverage_from_inside(inside[None], m, levels_sorted, ci=ci, min_seeds=1)
             row = table[(table["model"] == model) & (table["dimension"] == dim)].iloc[0]
-            err = float(row["coverage_error_raw"])
-            lo = float(row["coverage_error_raw_lo"]) if "coverage_error_raw_lo" in row else np.nan
-            hi = float(row["coverage_error_raw_hi"]) if "coverage_error_raw_hi" in row else np.nan
-            dev = coverage_deviation_at_worst(c[:, j], levels_sorted)
-            if err <= floor:
-                word = "calibrated"
-            elif np.isfinite(lo) and lo > floor:
-                word = "under-covers" if dev < 0 else "over-covers"
-            else:
-                word = "not resolved"
-            rows.append({"model": model, "dimension": dim, "m": m, "coverage_error_raw": err,
-                         "coverage_error_raw_lo": lo, "coverage_error_raw_hi": hi, "noise_floor_q95": floor,
-                         "deviation_at_worst_level": dev, "verdict": word})
-    return pd.DataFrame(rows, columns=["model", "dimension", "m", "coverage_error_raw", "coverage_error_raw_lo",
-                                       "coverage_error_raw_hi", "noise_floor_q95", "deviation_at_worst_level", "verdict"])
+            rows.append({"model": model, "dimension": dim, "m": m, "coverage_deviation": sc.deviation,
+                         "coverage_deviation_lo": sc.lo, "coverage_deviation_hi": sc.hi, "margin": sc.margin,
+                         "verdict": sc.verdict, "coverage_error_raw": float(row["coverage_error_raw"]),
+                         "coverage_error_raw_lo": float(row.get("coverage_error_raw_lo", np.nan)),
+                         "coverage_error_raw_hi": float(row.get("coverage_error_raw_hi", np.nan)),
+                         "noise_floor_q95": floors[(n, m)]})
+        out = {"model": model}
+        if v.credibility is not None:
+            tc = tarp_summary(v.credibility, m, n_boot=n_boot, ci=ci, seed=seed)
+            out.update({"tarp_error": tc.error, "tarp_error_lo": tc.error_lo, "tarp_error_hi": tc.error_hi,
+                        "tarp_noise_floor": tc.noise_floor, "tarp_verdict": tc.verdict})
+        if v.spread_var is not None:
+            ss = spread_summary(v.spread_var, v.spread_err2, n_boot=n_boot, ci=ci, seed=seed)
+            out.update({"spread_skill": ss.ratio, "spread_skill_lo": ss.lo, "spread_skill_hi": ss.hi})
+        joint.append(out)
+    columns = ["model", "dimension", "m", "coverage_deviation", "coverage_deviation_lo", "coverage_deviation_hi",
+               "margin", "verdict", "coverage_error_raw", "coverage_error_raw_lo", "coverage_error_raw_hi",
+               "noise_floor_q95"]
+    return pd.DataFrame(rows, columns=columns), pd.DataFrame(joint)

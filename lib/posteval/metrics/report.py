@@ -19,6 +19,7 @@ from scipy import sparse
 
 from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, levels_array, power_of_two_scale, rescaled,
                           real_array, samples_truth, seed_value)
+from .calibration import spread_terms, tarp_credibility
 from .coverage import conformal_scores, conformal_thresholds, pit
 from .scores import crps, energy_score
 from .spectrum import spectrum_test
@@ -49,7 +50,9 @@ class EventValues:
     raw_codes (n, d) or None : per event, the index of the first sorted level whose central
     sample interval holds the truth (len(levels) when none does; samplers only);
     conformal_codes (n, d) or None : the same for split-conformal intervals (given calibration);
-    energy (n,) or None : energy score over all d dimensions (when asked).
+    energy (n,) or None : energy score over all d dimensions (when asked);
+    credibility (n,) or None : TARP credibility (samplers, given reference points);
+    spread_var, spread_err2 (n,) or None : the spread-skill terms (samplers with m >= 2, when asked).
     """
 
     kind: str
@@ -59,6 +62,9 @@ class EventValues:
     raw_codes: np.ndarray | None = None
     conformal_codes: np.ndarray | None = None
     energy: np.ndarray | None = None
+    credibility: np.ndarray | None = None
+    spread_var: np.ndarray | None = None
+    spread_err2: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -76,7 +82,8 @@ def _sorted_levels(levels) -> np.ndarray:
 
 def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, point_from: str = "sample",
                  crps_estimator: str = "nrg", energy: bool = False, energy_shifts: int | None = None,
-                 calibration: tuple[np.ndarray, np.ndarray] | None = None, seed: int = 0) -> EventValues:
+                 calibration: tuple[np.ndarray, np.ndarray] | None = None, seed: int = 0,
+                 tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False) -> EventValues:
     """Per-event values of one model: samples ``(n, m[, d])`` or points ``(n[, d])`` against truth ``(n[, d])``.
 
     CRPS per event and dimension (``crps_estimator`` for samples; the absolute error of a point
@@ -84,7 +91,10 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
     the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
     codes given ``calibration`` = (cal_pred, cal_truth), and with ``energy`` the energy score
     over the d dimensions (``energy_shifts``: see :func:`~posteval.metrics.scores.energy_score`;
-    it then uses the "fair" estimator; a point prediction's is the Euclidean error).
+    it then uses the "fair" estimator; a point prediction's is the Euclidean error). A sampler
+    also gets its TARP credibility given ``tarp`` = (centre, scale, reference points of these
+    events) (:func:`~posteval.metrics.calibration.tarp_credibility`) and with ``spread`` its
+    spread-skill terms (:func:`~posteval.metrics.calibration.spread_terms`).
     Events are independent, so values of consecutive chunks of events concatenate
     (:func:`concat_event_values`) to the values of all of them; the conformal codes need every
     test event at once (their tie-breaking draws one stream).
@@ -126,7 +136,14 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
             es = energy_score(s, t2, estimator=est, n_shifts=energy_shifts)
         else:
             es = np.linalg.norm(point - t2, axis=1)
-    return EventValues("samples" if is_samples else "point", s.shape[1], point, crps_e, raw, conf, es)
+    cred = var = err2 = None
+    if is_samples and tarp is not None:
+        centre, scale, refs = tarp
+        cred = tarp_credibility(s, t2, np.asarray(refs, dtype=float), centre, scale)
+    if is_samples and spread and s.shape[1] >= 2:
+        var, err2 = spread_terms(s / c, t2 / c)
+        var, err2 = rescaled(var, c * c, "spread"), rescaled(err2, c * c, "spread")
+    return EventValues("samples" if is_samples else "point", s.shape[1], point, crps_e, raw, conf, es, cred, var, err2)
 
 
 def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
@@ -146,8 +163,8 @@ def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
             raise ValueError(f"parts: {attr} present in some chunks only")
         return np.concatenate(values, axis=0)
 
-    return EventValues(first.kind, first.m, join("point"), join("crps"), join("raw_codes"), join("conformal_codes"),
-                       join("energy"))
+    return EventValues(first.kind, first.m, *(join(f) for f in ("point", "crps", "raw_codes", "conformal_codes", "energy",
+                                                                 "credibility", "spread_var", "spread_err2")))
 
 
 def protocol_report(
