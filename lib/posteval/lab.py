@@ -380,13 +380,16 @@ def show_glue_figures(nb, index: BookIndex | None = None) -> int:
     The PNG becomes the cell attachment ``<key>.glue.png``; one option line after the directive
     line gives the figure the number the HTML book gives it (``:enumerator: 6``) or none when the
     book numbers no such figure (``:enumerated: false``); without ``index`` (a notebook outside
-    the book) the figures are numbered in the notebook's order. Everything else (``:name:``, the caption) stays as written. Returns how many figures::
+    the book) the figures are numbered in the notebook's order. Everything else (``:name:``, the
+    caption) stays as written. Returns how many figures were shown::
 
-        ```{glue:figure} fig.spectra          ```{figure} attachment:fig.spectra.glue.png
-        :name: fig-01-spectra         ->     :enumerator: 1
-                                              :name: fig-01-spectra
-        Caption.                              (caption unchanged)
-        ```                                   ```
+        ```{glue:figure} fig.spectra            ```{figure} attachment:fig.spectra.glue.png
+        :name: fig-01-spectra           ->      :enumerator: 1
+                                                :name: fig-01-spectra
+        Caption.                                (caption unchanged)
+        ```                                     ```
+
+    A ``{glue:figure}`` of a key with no glued PNG (the cell never ran) is left as it is.
     """
     images = {k: v["image/png"] for k, v in glued_outputs(nb).items() if "image/png" in v}
     count = 0
