@@ -266,7 +266,11 @@ def test_an_edited_caption_and_a_new_figure_survive_save_and_reopen(tmp_path):
 
     def edit(content):  # change a caption, and re-run the cell that glues fig.spectra (it now glues another PNG)
         cell = next(c for c in content["cells"] if "attachments" in c and "fig.spectra" + lab.ATTACHMENT_SUFFIX in c["attachments"])
+        assert cell["source"].startswith("```{figure} attachment:fig.spectra.glue.png\n:enumerator: 1\n"), cell["source"][:80]
         cell["source"] = cell["source"].replace("Lower panel: ratio to the truth.", "Lower panel: the ratio.")
+        bias = next(c for c in content["cells"] if "fig.bias" + lab.ATTACHMENT_SUFFIX in (c.get("attachments") or {}))
+        assert ":enumerator: 2\n" in bias["source"]
+        bias["source"] = bias["source"].replace(":enumerator: 2\n", "")  # a reader deletes the number line
         for c in content["cells"]:
             for out in c.get("outputs", []):
                 if (out.get("metadata") or {}).get("scrapbook", {}).get("name") == "fig.spectra":
@@ -512,10 +516,12 @@ def test_jupyterlab_shows_every_figure_table_and_reference_of_the_chapter(source
     assert len(seen["tables"]) == facts["blocks"], f"{source.name}: glued tables seen: {sorted(seen['tables'])}"
     # one figure per chapter, as the reader sees it
     first = next(iter(facts["widths"]))
-    browser.js(f"document.getElementById('{first}').scrollIntoView({{block: 'start'}})")
+    browser.js(f"document.getElementById('{first}').scrollIntoView({{block: 'center'}})")
     time.sleep(1)
-    rect = browser.js(f"(r => ({{x: Math.max(r.x - 8, 0), y: Math.max(r.y - 8, 0), width: r.width + 16, height: r.height + 32}}))"
-                      f"(document.getElementById('{first}').getBoundingClientRect())")  # the caption's last line included
+    # the figure with its caption, which may run to the right edge of the rendered cell
+    rect = browser.js(f"""(f => {{ const r = f.getBoundingClientRect(), c = f.closest('.myst').getBoundingClientRect();
+        return {{x: Math.max(r.x - 8, 0), y: Math.max(r.y - 8, 0), width: Math.max(r.right, c.right) - r.x + 16,
+                height: r.height + 16}}; }})(document.getElementById('{first}'))""")
     assert rect["width"] > 200 and rect["height"] > 100, rect
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"jupyterlab_ch{stem}_figure.png"

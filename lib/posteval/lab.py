@@ -51,7 +51,7 @@ GLUE_FIGURE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{glue:figur
 ATTACHMENT_SUFFIX = ".glue.png"  # attachment name of a glued PNG: "<key>.glue.png"
 SHOWN_FIGURE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})\{figure\} attachment:(?P<key>\S+)" + re.escape(ATTACHMENT_SUFFIX)
-    + r"\n(?P=indent):(?:enumerator: [^\n]*|enumerated: false)$", re.M)
+    + r"(?:\n(?P=indent):(?:enumerator: [^\n]*|enumerated: false))?$", re.M)  # the number line, unless deleted
 OPTION = re.compile(r"^[ \t]*:(?P<name>[A-Za-z][\w-]*):(?:[ \t]+(?P<value>.*))?$")
 
 # ```{glue} key
