@@ -451,13 +451,15 @@ PROBE = """(() => {
   for (const a of nb.querySelectorAll('.jp-MarkdownCell .myst a[href]'))
     if (a.getAttribute('href').includes('/files/')) out.dead.push(a.textContent + ' -> ' + a.getAttribute('href').split('?')[0]);
   out.glued = nb.querySelectorAll('.jp-MarkdownCell abbr[aria-label^="glue "]').length;
+  out.equationNumbers = nb.querySelectorAll('.jp-MarkdownCell .myst a[title="Link to this Equation"]').length;
   return out;
 })()""" % NOTEBOOK
 
 
 def scroll_through(browser, step=0.8):
     """Scroll the notebook view from top to bottom; what PROBE saw anywhere on the way."""
-    seen = {"figures": {}, "tables": set(), "problems": set(), "dead": set(), "glued": 0, "positions": 0}
+    seen = {"figures": {}, "tables": set(), "problems": set(), "dead": set(), "glued": 0, "equation_numbers": 0,
+            "positions": 0}
     browser.js(f"{SCROLLER}.scrollTop = 0")
     while True:
         time.sleep(0.4)
@@ -467,11 +469,19 @@ def scroll_through(browser, step=0.8):
         seen["problems"].update(probe["problems"])
         seen["dead"].update(probe["dead"])
         seen["glued"] = max(seen["glued"], probe["glued"])
+        seen["equation_numbers"] = max(seen["equation_numbers"], probe["equationNumbers"])
         seen["positions"] += 1
         top, height, total = browser.js(f"(s => [s.scrollTop, s.clientHeight, s.scrollHeight])({SCROLLER})")
         if top + height >= total - 2:
             return seen
         browser.js(f"{SCROLLER}.scrollTop = {top + int(height * step)}")
+
+
+@pytest.fixture(scope="module")
+def html_equation_numbers(built_site):
+    """chapter stem -> how many equation numbers its HTML page shows."""
+    return {s.stem: len(BeautifulSoup((built_site / "book" / f"{s.stem}.html").read_text(), "html.parser")
+                        .find("article").select(".eqno")) for s in SOURCES}
 
 
 @pytest.fixture(scope="module")
@@ -487,7 +497,8 @@ def html_figure_numbers(built_site):
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
-def test_jupyterlab_shows_every_figure_table_and_reference_of_the_chapter(source, server, browser, html_figure_numbers):
+def test_jupyterlab_shows_every_figure_table_and_reference_of_the_chapter(source, server, browser, html_figure_numbers,
+                                                                         html_equation_numbers):
     facts = chapter_facts(source)
     path = source.relative_to(book.ROOT).as_posix()
     browser.send("Page.navigate", url=f"{server.url}/lab/tree/{path}?reset&token={server.token}")
@@ -514,6 +525,7 @@ def test_jupyterlab_shows_every_figure_table_and_reference_of_the_chapter(source
         assert figure["caption"].replace("\xa0", " ").startswith(html_figure_numbers[label] + ":"), (
             f"{label}: caption {figure['caption'][:40]!r}, the HTML book has {html_figure_numbers[label]!r}")
     assert len(seen["tables"]) == facts["blocks"], f"{source.name}: glued tables seen: {sorted(seen['tables'])}"
+    assert seen["equation_numbers"] == html_equation_numbers[source.stem], "equation numbers the HTML book does not show"
     # one figure per chapter, as the reader sees it
     first = next(iter(facts["widths"]))
     browser.js(f"document.getElementById('{first}').scrollIntoView({{block: 'center'}})")

@@ -17,7 +17,9 @@ does not render. On opening a chapter, in its markdown cells:
   author-year label from the book's bibliography; references inside the notebook are left to
   jupyterlab-myst, which links them (the figures now exist and carry the book's numbers);
   Markdown links to a label of another page keep their text without the dead link:
-  :func:`show_references`.
+  :func:`show_references`;
+* display equations are left unnumbered, as Sphinx leaves unlabelled ones:
+  :func:`show_unnumbered_equations`.
 
 Saving undoes all of it (:func:`restore_sources`), so an unedited chapter is saved byte for
 byte as it was, and the ``.md`` source never holds a number, a figure or a resolved reference.
@@ -64,6 +66,12 @@ SHOWN_BOOK_ROLE = re.compile(r"\{abbr\}`[^`]*? \((?P<role>numref|ref|doc|cite|ci
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 LABEL_LINK = re.compile(r"(?<![!\]])\[(?P<text>[^\[\]\n]+)\]\((?P<target>[A-Za-z0-9][\w.:-]*)\)")
 SHOWN_LINK = re.compile(r"<!--\[-->(?P<text>[^\n]*?)<!--\]\((?P<target>[A-Za-z0-9][\w.:-]*)\)-->")
+
+# Sphinx numbers a display equation only when it has a label; jupyterlab-myst numbers every one
+# unless the notebook's front matter (its first markdown cell) turns equation numbers off.
+EQUATION_FRONT_MATTER = "---\nnumbering:\n  equation: false  # posteval.lab: unlabelled, as in the HTML book\n---\n"
+DISPLAY_MATH = re.compile(r"^[ \t]*(?:\$\$|`{3,}\{math\}|:{3,}\{math\})", re.M)
+LABELLED_MATH = re.compile(r"\$\$[ \t]*\([^()\s]+\)[ \t]*$|^[ \t]*:label:", re.M)
 
 CHAPTER_SOURCES = "chapters"  # book/NN_name (executed) is rendered from chapters/NN_name.md
 
@@ -547,6 +555,21 @@ def show_references(nb, index: BookIndex, doc: str | None) -> int:
     return count
 
 
+def show_unnumbered_equations(nb) -> bool:
+    """Turn off jupyterlab-myst's equation numbers where the HTML book shows none; returns whether it did.
+
+    When the markdown cells have display math and none of it is labelled (``$$ ... $$ (label)``,
+    ``:label:``), the first markdown cell gets :data:`EQUATION_FRONT_MATTER` before its text; a
+    cell that already starts with front matter is left alone.
+    """
+    cells = _markdown_cells(nb)
+    text = "\n".join(_source(c) for c in cells)
+    if not cells or not DISPLAY_MATH.search(text) or LABELLED_MATH.search(text) or _source(cells[0]).startswith("---"):
+        return False
+    cells[0]["source"] = EQUATION_FRONT_MATTER + _source(cells[0])
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # the whole view, and back
 # ---------------------------------------------------------------------------------------------
@@ -558,15 +581,16 @@ def show_book_view(nb, path: Path | None = None) -> dict[str, int]:
     it (or outside a book) only glued values, figures and blocks are shown::
 
         >>> show_book_view(nb, Path("chapters/01_total_variance.md"))
-        {'values': 54, 'figures': 5, 'blocks': 0, 'references': 11}
+        {'values': 54, 'figures': 5, 'blocks': 0, 'references': 11, 'equations_unnumbered': 1}
     """
     root = find_book_root(Path(path).parent) if path is not None else None
     index = BookIndex.load(root) if root is not None else None
     doc = index.doc_of(path) if index is not None else None
     counts = {"values": show_glue_values(nb), "figures": show_glue_figures(nb, index if doc else None),
-              "blocks": show_glue_blocks(nb), "references": 0}
+              "blocks": show_glue_blocks(nb), "references": 0, "equations_unnumbered": 0}
     if index is not None:
         counts["references"] = show_references(nb, index, doc)
+        counts["equations_unnumbered"] = int(show_unnumbered_equations(nb))
     return counts
 
 
@@ -578,7 +602,8 @@ def restore_sources(nb) -> None:
         source = SHOWN_FIGURE.sub(lambda m: f"{m['indent']}{m['fence']}{{glue:figure}} {m['key']}", source)
         source = SHOWN_BOOK_ROLE.sub(lambda m: f"{{{m['role']}}}`{m['content']}`", source)
         source = SHOWN_LINK.sub(lambda m: f"[{m['text']}]({m['target']})", source)
-        cell["source"] = SHOWN_ROLE.sub(lambda m: f"{{glue:text}}`{m.group(1)}`", source)
+        source = SHOWN_ROLE.sub(lambda m: f"{{glue:text}}`{m.group(1)}`", source)
+        cell["source"] = source[len(EQUATION_FRONT_MATTER):] if source.startswith(EQUATION_FRONT_MATTER) else source
         attachments = cell.get("attachments")
         if isinstance(attachments, dict):
             for name in [n for n in attachments if n.endswith(ATTACHMENT_SUFFIX)]:
