@@ -160,7 +160,9 @@ def test_the_view_shows_every_glued_value_figure_table_and_reference_and_saving_
         for match in lab.BOOK_ROLE.finditer(shown):  # what is left must be a reference jupyterlab-myst resolves
             target = lab.EXPLICIT.match(match["content"])
             target = target["target"] if target else match["content"]
-            assert match["role"] in ("numref", "ref") and index.targets[target].doc == doc, match.group(0)
+            found = index.targets.get(target)
+            assert match["role"] in ("numref", "ref") and found is not None and found.doc == doc, (
+                f"{source.name}: {match.group(0)} is neither shown as text nor a reference inside the chapter")
         for name in re.findall(r"attachment:(\S+?)[)\s]", shown):
             assert name in cell.get("attachments", {}), f"attachment {name} missing"
     lab.restore_sources(nb)
