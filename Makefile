@@ -48,8 +48,9 @@ test: setup chromium
 test-other-machine:
 	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(MAKE) test
 
-# jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, .md opens
-# as a notebook, kernels over IPC. LAB_ARGS passes options through (e.g. LAB_ARGS="--no-browser --port=8899").
+# jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, figures,
+# tables and references as the HTML book does (posteval.lab), .md opens as a notebook (its .ipynb
+# twin is not listed), kernels over IPC. LAB_ARGS passes options through (e.g. LAB_ARGS="--no-browser --port=8899").
 lab: setup
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/01_total_variance.md
