@@ -160,3 +160,61 @@ def test_corrupted_file_fails_its_content_hash(tmp_path):
         f["truth/b_p4"][0, 0, 0] = 11.0  # a plausible value: only the hash can tell
     with pytest.raises(ValueError, match="content hash"):
         ttbar.read_events(path)
+
+
+# --- no silent answers: root attributes, damaged files ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def cached_file(tmp_path_factory):
+    """A small cached file of ours (parton level, 200 generated events) and its events."""
+    config = ttbar.make_config("parton", chunk_events=100, batch_events=100)
+    path = ttbar.load_or_generate(200, seed=7, mode="parton", cache_dir=tmp_path_factory.mktemp("cache"),
+                                  config=config, progress=False)
+    return path, ttbar.read_events(path)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("n_generated", 199), ("seed", 8), ("pythia_version", "8.316"), ("config", "{}"), ("n_truth_failed", 3),
+])
+def test_a_changed_root_attribute_fails_the_content_hash(cached_file, tmp_path, key, value):
+    path = tmp_path / "changed.h5"
+    path.write_bytes(cached_file[0].read_bytes())
+    with h5py.File(path, "r+") as f:
+        f.attrs[key] = value
+    assert not stored_hash_matches(path)
+    with pytest.raises(ValueError, match="do not match the stored content hash"):
+        ttbar.read_events(path)
+
+
+def test_another_format_version_is_refused_by_name(cached_file, tmp_path):
+    path = tmp_path / "v1.h5"
+    path.write_bytes(cached_file[0].read_bytes())
+    with h5py.File(path, "r+") as f:
+        f.attrs["format_version"] = 1
+    with pytest.raises(ValueError, match="format version 1, this posteval reads version 2"):
+        ttbar.read_events(path)
+
+
+def test_every_byte_flip_is_a_value_error_or_a_correct_reread(cached_file, tmp_path):
+    """30 flipped bytes spread over a cached file: superblock, headers, attributes, data."""
+    original, events = cached_file
+    data = original.read_bytes()
+    outcomes = {"ValueError": 0, "same events": 0}
+    for i in range(30):
+        offset = i * (len(data) - 1) // 29
+        flipped = bytearray(data)
+        flipped[offset] ^= 0xFF
+        path = tmp_path / f"flip{i}.h5"
+        path.write_bytes(bytes(flipped))
+        try:
+            again = ttbar.read_events(path)
+        except ValueError as err:
+            assert str(path) in str(err) and "\n" not in str(err), err
+            assert not stored_hash_matches(path)  # so load_or_generate makes it again
+            outcomes["ValueError"] += 1
+            continue
+        assert again.keys() == events.keys(), offset
+        for key in events:
+            np.testing.assert_array_equal(again[key], events[key], err_msg=f"flip at {offset}: {key}")
+        outcomes["same events"] += 1
+    assert outcomes["ValueError"] >= 5, outcomes  # the flips reached the structures that matter
