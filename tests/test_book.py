@@ -9,14 +9,7 @@ import yaml
 
 from posteval import book, parameters
 
-FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"
-
-
-@pytest.fixture(autouse=True)
-def tiny_rules(monkeypatch):
-    """Ranges of the test chapter's parameters (``n``, ``fail``), as a new chapter would declare them."""
-    monkeypatch.setitem(parameters.RULES, "n", parameters.count(0))
-    monkeypatch.setitem(parameters.RULES, "fail", parameters.boolean())
+FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"  # its ranges: tests/conftest.py
 
 
 def test_record_stores_plain_values_and_writes_the_record_file(tmp_path, monkeypatch):
@@ -244,7 +237,7 @@ def test_bad_runner_inputs_are_one_line(tmp_path, monkeypatch, capsys, argv, yam
 
 
 def test_a_parameter_without_a_declared_range_is_an_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.delitem(parameters.RULES, "fail")
+    monkeypatch.delitem(parameters.CHAPTER_RULES["99_tiny"], "fail")
     code, err = _tiny_main(tmp_path, monkeypatch, capsys, ["run", "99"])
     assert code == 2 and "parameter 'fail' has no declared range" in err
 
@@ -300,10 +293,10 @@ def test_the_profile_is_set_by_the_runner():
 
 def test_papermill_does_not_warn_about_validated_parameters(tmp_path, monkeypatch, caplog):
     """papermill cannot read ``n = int("10", base=10)`` (two '='); the runner has checked it."""
-    source = tmp_path / "98_multiline.md"
+    source = tmp_path / FIXTURE.name
     source.write_text(FIXTURE.read_text().replace("n = 10\n", 'n = int("10", base=10)\n'))
     (tmp_path / "params" / "ci").mkdir(parents=True)
-    (tmp_path / "params" / "ci" / "98_multiline.yaml").write_text("n: 3\n")
+    (tmp_path / "params" / "ci" / "99_tiny.yaml").write_text("n: 3\n")
     monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
     with caplog.at_level("WARNING", logger="papermill"):
         results = book.run_chapter(source, "ci", out_dir=tmp_path / "out")

@@ -15,7 +15,8 @@ From a shell::
 ``run`` checks the parameters of ``params/<profile>/NN_name.yaml`` and of ``--set`` against the
 chapter's ``parameters`` cell and the ranges of :mod:`posteval.parameters` (an unknown name, a
 value of the wrong type or outside its range, a repeated YAML key, an attempt to change
-``profile`` are one-line errors, exit code 2, before anything runs), executes ``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
+``profile`` are one-line errors, exit code 2, before anything runs), executes
+``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
 ``book/results/NN_name.json``: every recorded number, and under the one key ``meta`` the
 profile, device, torch version, seconds, git commit and parameters. Outputs are written to a
 temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
@@ -189,12 +190,13 @@ def _unique_key_loader():
             seen = set()
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=True)
-                if isinstance(key, (str, int, float, bool)) and key in seen:
+                if not isinstance(key, (str, int, float, bool)):
+                    continue  # an unhashable key: the base class names it
+                if key in seen:
                     raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
                 seen.add(key)
             return super().construct_mapping(node, deep)
 
-    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, UniqueKeyLoader.construct_mapping)
     return UniqueKeyLoader
 
 

@@ -50,13 +50,12 @@ def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def count(minimum: int = 1, maximum: int | None = None) -> Rule:
-    """An integer in ``[minimum, maximum]`` (a count of events, epochs, processes...)."""
-    text = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+def count(minimum: int = 1) -> Rule:
+    """An integer >= ``minimum`` (a count of events, epochs, processes...; a seed with 0)."""
+    must = f"an integer >= {minimum}"
 
     def rule(value):
-        ok = _is_int(value) and value >= minimum and (maximum is None or value <= maximum)
-        return None if ok else text
+        return None if _is_int(value) and value >= minimum else must
     return rule
 
 
@@ -68,15 +67,15 @@ def real(low: float | None = None, high: float | None = None, *, low_open: bool 
         parts.append(f"{'>' if low_open else '>='} {low:g}")
     if high is not None:
         parts.append(f"{'<' if high_open else '<='} {high:g}")
-    text = " ".join(parts[:2]) + (f" and {parts[2]}" if len(parts) == 3 else "")
+    must = " ".join(parts[:2]) + (f" and {parts[2]}" if len(parts) == 3 else "")
 
     def rule(value):
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
-            return text
+            return must
         if low is not None and (value <= low if low_open else value < low):
-            return text
+            return must
         if high is not None and (value >= high if high_open else value > high):
-            return text
+            return must
         return None
     return rule
 
@@ -107,14 +106,14 @@ def choice(*options: str, loader: tuple[str, str] | None = None) -> Rule:
 def device(*, auto: bool) -> Rule:
     """A torch device name: ``cpu``, ``cuda`` or ``cuda:N`` (and ``auto`` when the chapter resolves it)."""
     words = ("auto", "cpu", "cuda") if auto else ("cpu", "cuda")
-    text_ = f"one of {', '.join(words)} or cuda:N"
+    must = f"one of {', '.join(words)} or cuda:N"
 
     def rule(value):
         if not isinstance(value, str):
-            return text_
+            return must
         head, _, index = value.partition(":")
         ok = value in words or (head == "cuda" and index.isdigit())
-        return None if ok else text_
+        return None if ok else must
     return rule
 
 
