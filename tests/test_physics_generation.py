@@ -459,13 +459,19 @@ def test_disk_full_during_a_write_is_one_oserror_and_the_rerun_is_identical(vict
     assert _sha(again) == _sha(fresh)
 
 
-def test_a_cached_file_of_another_version_is_made_again_with_a_message(tmp_path, capsys):
+def test_a_cached_file_of_another_version_is_made_again_with_a_message(tmp_path, monkeypatch, capsys):
     cfg = _parton_config(100)
-    path = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
-    digest = _sha(path)
-    for key, old in (("pythia_version", "8.316"), ("format_version", 1), ("n_generated", 199)):
-        with h5py.File(path, "r+") as f:
-            f.attrs[key] = old
-        again = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
-        assert _sha(again) == digest
-        assert f"{path}: {key} is {old!r}, not" in capsys.readouterr().err
+    fresh = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path / "fresh", config=cfg, progress=False)
+    monkeypatch.setattr(ttbar, "PYTHIA_VERSION", "8.316")  # a file written with another Pythia
+    old = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    monkeypatch.undo()
+    arrays, attrs = event_file.read_contents(old)
+    assert attrs["pythia_version"] == "8.316"
+    again = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+    assert f"{old}: pythia_version is '8.316', not '8.317'; generating it again" in capsys.readouterr().err
+    attrs.pop("content_hash")
+    write_atomic(old, arrays, {**attrs, "pythia_version": "8.317", "n_generated": 199})  # intact, but not this run's
+    again = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+    assert "n_generated is 199, not 200" in capsys.readouterr().err

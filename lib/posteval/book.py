@@ -220,8 +220,8 @@ def read_yaml(text: str, where: str):
 def load_parameters(stem: str, profile: str) -> dict:
     """Papermill parameters of one chapter and profile (empty when the profile has no file).
 
-    ``ValueError`` naming the file if it is not UTF-8, not valid YAML, repeats a key, is not a
-    mapping, or sets ``profile`` to another profile than its folder's.
+    ``ValueError`` naming the file if it cannot be read, is not UTF-8, not valid YAML, repeats a
+    key, is not a mapping, or sets ``profile`` to another profile than its folder's.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile: expected one of {PROFILES}, got {profile!r}")
@@ -232,6 +232,8 @@ def load_parameters(stem: str, profile: str) -> dict:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror})") from None
     data = read_yaml(text, str(path))
     if data is None:
         return {}

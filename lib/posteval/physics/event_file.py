@@ -22,6 +22,11 @@ Files are written to a temporary name in the same folder and renamed, so a reade
 sees a half-written file. Datasets are contiguous and uncompressed: compressed HDF5 edge chunks
 hold uninitialised bytes, which would make equal contents give different files.
 
+Every file starts with a header of :data:`HEADER_BYTES` (an HDF5 user block): a magic string and
+the sha256 of all the bytes after it, checked before HDF5 opens the file, so that a damaged
+file is a ``ValueError`` and never reaches HDF5's parser (which can loop forever on one flipped
+byte). The content hash, inside the file, is that of its contents whatever their layout.
+
 A full disk is one ``OSError`` (errno ``ENOSPC``) naming the file, never an error inside HDF5
 (which h5py cannot always unwind: "Can't decrement id ref count", then a segmentation fault):
 the free space is checked before writing, and HDF5 writes through :class:`DiskFullGuard`, which
@@ -46,6 +51,10 @@ FORMAT = "pointwise-ttbar"
 FORMAT_VERSION = 2
 #: Bytes of HDF5 metadata allowed for beyond the datasets' bytes when checking free space.
 METADATA_BYTES = 1 << 18
+#: The header before the HDF5 data (an HDF5 "user block", which HDF5 skips): the magic, then the
+#: sha256 of every byte after the header, checked before HDF5 parses anything of the file.
+HEADER_BYTES = 512
+HEADER_MAGIC = b"pointwise-ttbar sha256 "
 
 MET_FIELDS = ("MET", "phi")
 LEPTON_FIELDS = ("pt", "eta", "phi", "energy", "charge", "type")
@@ -155,6 +164,13 @@ def _disk_full(path: Path, err: OSError) -> OSError:
     return OSError(err.errno, f"could not write {path.name} ({reason}); the file was not kept", str(path.parent))
 
 
+def _write_all(raw, view: memoryview) -> None:
+    """Write every byte of ``view`` to the unbuffered file ``raw`` (a write may take only part)."""
+    done = 0
+    while done < len(view):
+        done += raw.write(view[done:])
+
+
 class DiskFullGuard:
     """A binary file for h5py's ``fileobj`` driver that keeps write errors away from HDF5.
 
@@ -172,9 +188,7 @@ class DiskFullGuard:
         view = memoryview(data).cast("B")
         if self.error is None:
             try:
-                done = 0
-                while done < len(view):  # an unbuffered write may write only part of its data
-                    done += self._raw.write(view[done:])
+                _write_all(self._raw, view)
             except OSError as err:
                 self.error = err
         return len(view)
@@ -212,17 +226,32 @@ class DiskFullGuard:
             raise _disk_full(path, self.error) from self.error
 
 
+def _file_digest(fh) -> str:
+    """sha256 hex digest of the bytes of the open binary file ``fh`` after its header."""
+    h = hashlib.sha256()
+    fh.seek(HEADER_BYTES)
+    for block in iter(lambda: fh.read(1 << 24), b""):
+        h.update(block)
+    return h.hexdigest()
+
+
 def _write_hdf5(tmp: Path, final: Path, fill) -> None:
-    """Create the HDF5 file ``tmp`` with ``fill(h5py_file)`` through a :class:`DiskFullGuard`."""
+    """Create the HDF5 file ``tmp`` with ``fill(h5py_file)`` through a :class:`DiskFullGuard`, then its header."""
     with open(tmp, "w+b", buffering=0) as raw:
         guard = DiskFullGuard(raw)
         try:
-            with h5py.File(guard, "w", track_order=False) as f:
+            with h5py.File(guard, "w", track_order=False, userblock_size=HEADER_BYTES) as f:
                 fill(f)
         except Exception:
             guard.raise_error(final)  # a failed write explains what followed it
             raise
         guard.raise_error(final)
+        header = (HEADER_MAGIC + _file_digest(raw).encode() + b"\n").ljust(HEADER_BYTES, b"\0")
+        try:
+            raw.seek(0)
+            _write_all(raw, memoryview(header))
+        except OSError as err:
+            raise _disk_full(final, err) from err
 
 
 def _temp_path(path: Path) -> Path:
@@ -317,12 +346,31 @@ def damaged(path, err: Exception) -> ValueError:
 DAMAGED_FILE_ERRORS = (OSError, KeyError, RuntimeError, TypeError, IndexError, OverflowError)
 
 
+def _check_header(path) -> bool:
+    """True if ``path`` starts with our header and the bytes after it match it, False if it has none.
+
+    ``ValueError`` naming the file if they do not match: HDF5 never parses a damaged file of ours
+    (a flipped byte can make it loop forever or crash, not only raise).
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEADER_BYTES)
+            if not head.startswith(HEADER_MAGIC):
+                return False
+            if _file_digest(fh).encode() != head[len(HEADER_MAGIC):len(HEADER_MAGIC) + 64]:
+                raise ValueError(f"path {str(path)!r}: its bytes do not match the checksum in its header "
+                                 "(a damaged file; delete it, load_or_generate makes it again)")
+    except (OSError, TypeError) as err:
+        raise damaged(path, err) from err
+    return True
+
+
 def read_contents(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict]:
     """Every dataset (path -> array) and root attribute of an HDF5 file; ``ValueError`` if damaged."""
+    attrs = read_attrs(path)
     try:
         with h5py.File(path, "r") as f:
-            arrays = {name: f[name][()] for name in dataset_names(f)}
-            return arrays, {k: _plain_attr(v) for k, v in f.attrs.items()}
+            return {name: f[name][()] for name in dataset_names(f)}, attrs
     except DAMAGED_FILE_ERRORS as err:
         raise damaged(path, err) from err
 
@@ -338,9 +386,18 @@ def stored_hash_matches(path: str | os.PathLike) -> bool:
 
 
 def read_attrs(path: str | os.PathLike) -> dict:
-    """Root attributes of an HDF5 file as plain Python values; ``ValueError`` if it cannot be read."""
+    """Root attributes of an HDF5 file as plain Python values; ``ValueError`` if it cannot be read.
+
+    A file with our header is checked against it first; one of ours in this format version must
+    have it (a file of another version is left to the caller, which names the version).
+    """
+    has_header = _check_header(path)
     try:
         with h5py.File(path, "r") as f:
-            return {k: _plain_attr(v) for k, v in f.attrs.items()}
+            attrs = {k: _plain_attr(v) for k, v in f.attrs.items()}
     except DAMAGED_FILE_ERRORS as err:
         raise damaged(path, err) from err
+    if not has_header and attrs.get("format") == FORMAT and attrs.get("format_version") == FORMAT_VERSION:
+        raise ValueError(f"path {str(path)!r}: its checksum header is damaged (delete it, load_or_generate "
+                         "makes it again)")
+    return attrs
