@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import yaml
 
-from posteval import book
+from posteval import book, parameters
 
-FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"
+FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"  # its ranges: tests/conftest.py
 
 
 def test_record_stores_plain_values_and_writes_the_record_file(tmp_path, monkeypatch):
@@ -202,3 +202,103 @@ def test_an_override_of_the_wrong_type_stops_the_run(tmp_path, monkeypatch, caps
     monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
     assert book.main(["run", "99", "--profile", "full", "--set", "n=abc"]) == 2
     assert "parameter n: expected int" in capsys.readouterr().err
+
+
+# --- no silent answers: every bad input of the runner is one line, exit code 2 ---------------------
+
+def _tiny_main(tmp_path, monkeypatch, capsys, argv, yaml_bytes=None, profile="ci"):
+    """Exit code and stderr of ``main(argv)`` on the test chapter, with ``yaml_bytes`` as its profile file."""
+    (tmp_path / "params" / profile).mkdir(parents=True, exist_ok=True)
+    if yaml_bytes is not None:
+        (tmp_path / "params" / profile / "99_tiny.yaml").write_bytes(yaml_bytes)
+    monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
+    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    code = book.main(argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, yaml_bytes, message", [
+    (["run", "98"], None, "error: chapter: no chapter matches '98' (have: 99_tiny)"),
+    (["reference", "nope"], None, "error: chapter: no chapter matches 'nope'"),
+    (["run", "99", "--set", "profile=full"], None, "the profile is chosen with --profile"),
+    (["run", "99", "--set", "n=-5"], None, "parameter n = -5 must be an integer >= 0"),
+    (["run", "99", "--set", "n=[1"], None, "--set 'n=[1': not valid YAML"),
+    (["run", "99", "--set", "undeclared=1"], None, "unknown parameter 'undeclared'"),
+    (["run", "99"], b"n: 3\nn: 4\n", "99_tiny.yaml: not valid YAML: duplicate key 'n' (line 2, column 1)"),
+    (["run", "99"], b"n: [3\n", "99_tiny.yaml: not valid YAML:"),
+    (["run", "99"], b"n: 3\nfail: \xff\n", "99_tiny.yaml: not UTF-8 text (invalid start byte at byte 11)"),
+    (["run", "99"], b"- 3\n", "99_tiny.yaml: expected a mapping of parameter names to values, got list"),
+    (["run", "99"], b"profile: full\n", "99_tiny.yaml: profile: 'full' differs from the profile of its folder, 'ci'"),
+])
+def test_bad_runner_inputs_are_one_line(tmp_path, monkeypatch, capsys, argv, yaml_bytes, message):
+    code, err = _tiny_main(tmp_path, monkeypatch, capsys, argv, yaml_bytes)
+    assert code == 2
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_parameter_without_a_declared_range_is_an_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.delitem(parameters.CHAPTER_RULES["99_tiny"], "fail")
+    code, err = _tiny_main(tmp_path, monkeypatch, capsys, ["run", "99"])
+    assert code == 2 and "parameter 'fail' has no declared range" in err
+
+
+def test_every_chapter_parameter_has_a_range_its_defaults_and_profiles_fit():
+    for src in book.chapter_sources():
+        defaults = book.chapter_defaults(src)
+        assert parameters.parameter_problem(src.stem, defaults) is None, src.stem
+        for profile in book.PROFILES:
+            params, _ = book.resolve_parameters(src, profile)
+            assert params.get("profile", profile) == profile
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"n_eval": -5}, "parameter n_eval = -5 must be an integer >= 1"),
+    ({"n_eval": 0}, "n_eval = 0 must be"),
+    ({"noise": float("nan")}, "parameter noise = nan must be a finite number > 0"),
+    ({"noise": float("inf")}, "noise = inf must be"),
+    ({"train_sizes": []}, "train_sizes = [] must be a non-empty list"),
+    ({"train_sizes": [100, -1]}, "train_sizes[1] = -1 must be an integer >= 1"),
+])
+def test_values_outside_their_range_stop_chapter_1(overrides, message):
+    with pytest.raises(ValueError) as err:
+        book.resolve_parameters(book.resolve_chapter("01"), "ci", overrides)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("chapter, items, message", [
+    ("03", ["training={epochs: 1}"], "parameter training = {'epochs': 1} must be a mapping with the keys"),
+    ("03", ["training.epochs=0"], "parameter training.epochs = 0 must be an integer >= 1"),
+    ("03", ["heads.flow.hidden=[64, 0]"], "heads.flow.hidden[1] = 0 must be"),
+    ("03", ["splits.train=0.9"], "summing to at most 1"),
+    ("03", ["device=auto"], "device = 'auto' must be one of cpu, cuda or cuda:N"),
+    ("03", ["schedule={warmup_epochs: -1}"], "schedule.warmup_epochs = -1 must be an integer >= 0"),
+    ("03", ["generation_mode=hadron"], "must be one of parton, shower, full"),
+    ("02", ["n_events_m=5000"], "n_events_m = 5000 must be at most n_test = 4000"),
+    ("02", ["cfm_method=rk5"], "must be one of rk4, midpoint, euler"),
+    ("04", ["seeds=[]"], "seeds = [] must be a non-empty list"),
+    ("04", ["seeds=[1, 1]"], "without repeated items"),
+    ("04", ["conditions=[no_proxy, bogus]"], "conditions[1] = 'bogus' must be one of no_proxy"),
+])
+def test_values_that_mean_nothing_stop_the_run(chapter, items, message):
+    with pytest.raises(ValueError) as err:
+        book.resolve_parameters(book.resolve_chapter(chapter), "ci", book.parse_overrides(items))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_profile_is_set_by_the_runner():
+    src = book.resolve_chapter("01")
+    params, _ = book.resolve_parameters(src, "full", {"n_eval": 10})
+    assert params["profile"] == "full" and params["n_eval"] == 10
+
+
+def test_papermill_does_not_warn_about_validated_parameters(tmp_path, monkeypatch, caplog):
+    """papermill cannot read ``n = int("10", base=10)`` (two '='); the runner has checked it."""
+    source = tmp_path / FIXTURE.name
+    source.write_text(FIXTURE.read_text().replace("n = 10\n", 'n = int("10", base=10)\n'))
+    (tmp_path / "params" / "ci").mkdir(parents=True)
+    (tmp_path / "params" / "ci" / "99_tiny.yaml").write_text("n: 3\n")
+    monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
+    with caplog.at_level("WARNING", logger="papermill"):
+        results = book.run_chapter(source, "ci", out_dir=tmp_path / "out")
+    assert results["total"] == 3
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("papermill")]

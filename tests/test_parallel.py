@@ -5,6 +5,8 @@ generation (same bytes as serial, resume, a killed worker), the rubric sweep, an
 seam (errors, an unreachable scheduler, pool workers of a killed parent).
 """
 
+import argparse
+import contextlib
 import hashlib
 import math
 import os
@@ -15,6 +17,7 @@ import sys
 import textwrap
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -102,6 +105,65 @@ def test_unreachable_scheduler_names_the_address():
         with parallel.dask_client(address, timeout=2):
             pass
     assert time.perf_counter() - start < 30
+
+
+def test_unreachable_scheduler_is_one_line_on_the_command_line(monkeypatch, capsys):
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    monkeypatch.setattr(parallel, "dask_client", partial(parallel.dask_client, timeout=1))
+    with pytest.raises(SystemExit) as exit_:
+        ttbar.main(["--events", "10", "--mode", "parton", "--scheduler", address, "--no-progress"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: --scheduler: no Dask scheduler answered at {address} within 1 s")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--events", "0"], "argument --events: expected an integer >= 1, got '0'"),
+    (["--events", "10", "--workers", "0"], "argument --workers: expected an integer >= 1, got '0'"),
+    (["--events", "10", "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["--events", "10", "--dask-workers", "0"], "argument --dask-workers: expected an integer >= 1, got '0'"),
+])
+def test_bad_command_line_numbers_are_named(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ttbar.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def _listeners(pids):
+    """(pid, ip, port) of every listening TCP socket of the processes ``pids``."""
+    out = []
+    for pid in pids:
+        out += [(pid, c.laddr.ip, c.laddr.port) for c in psutil.Process(pid).net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN]
+    return out
+
+
+def test_every_listener_of_the_local_cluster_is_on_loopback(client):
+    """Scheduler, nannies, workers, their HTTP pages and the dashboard: 127.0.0.1 only."""
+    workers = set(client.run(os.getpid).values())
+    listeners = _listeners({os.getpid(), *workers})
+    dashboard = int(client.dashboard_link.split(":")[2].split("/")[0])
+    assert {port for _, _, port in listeners} >= {dashboard}
+    assert {pid for pid, _, _ in listeners} >= workers  # every worker listens (comm and HTTP)
+    assert {ip for _, ip, _ in listeners} == {"127.0.0.1"}, listeners
+    assert parallel.LOCAL_DASHBOARD == "127.0.0.1:0"
+
+
+def test_the_dashboard_option_reaches_the_local_cluster(monkeypatch):
+    seen = {}
+
+    @contextlib.contextmanager
+    def fake_client(scheduler, n_workers, **kwargs):
+        seen.update(kwargs)
+        yield "client"
+
+    monkeypatch.setattr(parallel, "dask_client", fake_client)
+    parser = argparse.ArgumentParser()
+    parallel.add_cluster_arguments(parser)
+    for argv, address in ((["--dask-workers", "2"], "127.0.0.1:0"),
+                          (["--dask-workers", "2", "--dask-dashboard", "0.0.0.0:8787"], "0.0.0.0:8787")):
+        with parallel.client_from_arguments(parser.parse_args(argv)) as c:
+            assert c == "client" and seen["dashboard_address"] == address
 
 
 def test_pool_workers_exit_with_a_killed_parent(tmp_path):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from posteval.physics import ttbar
-from posteval.physics.event_file import content_hash, schema_arrays, stored_hash_matches, write_atomic
+from posteval.physics.event_file import content_hash, read_contents, schema_arrays, stored_hash_matches, write_atomic
 
 J = 4
 
@@ -157,6 +157,78 @@ def test_corrupted_file_fails_its_content_hash(tmp_path):
     path = write_atomic(tmp_path / "ours.h5", schema_arrays(_our_events()), {"format": "pointwise-ttbar"})
     ttbar.read_events(path)
     with h5py.File(path, "r+") as f:
-        f["truth/b_p4"][0, 0, 0] = 11.0  # a plausible value: only the hash can tell
-    with pytest.raises(ValueError, match="content hash"):
+        f["truth/b_p4"][0, 0, 0] = 11.0  # a plausible value: only a checksum can tell
+    with pytest.raises(ValueError, match="do not match the checksum in its header"):
         ttbar.read_events(path)
+
+
+# --- no silent answers: root attributes, damaged files ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def cached_file(tmp_path_factory):
+    """A small cached file of ours (parton level, 200 generated events) and its events."""
+    config = ttbar.make_config("parton", chunk_events=100, batch_events=100)
+    path = ttbar.load_or_generate(200, seed=7, mode="parton", cache_dir=tmp_path_factory.mktemp("cache"),
+                                  config=config, progress=False)
+    return path, ttbar.read_events(path)
+
+
+def _plain_copy(source, target, **attrs):
+    """The datasets and root attributes of ``source`` (``attrs`` changed) in a file without our header."""
+    with h5py.File(source, "r") as f, h5py.File(target, "w") as out:
+        f.visititems(lambda n, o: out.create_dataset(n, data=o[()]) if isinstance(o, h5py.Dataset) else None)
+        for k, v in {**f.attrs, **attrs}.items():
+            out.attrs[k] = v
+    return target
+
+
+@pytest.mark.parametrize("key, value", [
+    ("n_generated", 199), ("seed", 8), ("pythia_version", "8.316"), ("config", "{}"), ("format_version", 3),
+    ("n_truth_failed", 3),
+])
+def test_a_changed_root_attribute_is_refused(cached_file, tmp_path, key, value):
+    """Root attributes are in the content hash, and every byte after the header is in its checksum."""
+    arrays, attrs = read_contents(cached_file[0])
+    assert content_hash(arrays, attrs) == attrs["content_hash"]
+    assert content_hash(arrays, {**attrs, key: value}) != attrs["content_hash"]
+    edited = tmp_path / "edited.h5"
+    edited.write_bytes(cached_file[0].read_bytes())
+    with h5py.File(edited, "r+") as f:  # h5py keeps the header: its checksum no longer matches
+        f.attrs[key] = value
+    no_header = _plain_copy(cached_file[0], tmp_path / "no_header.h5", **{key: value})
+    for path, message in ((edited, "do not match the checksum in its header"),
+                          (no_header, "checksum header is damaged" if key != "format_version" else "format version 3")):
+        assert not stored_hash_matches(path)
+        with pytest.raises(ValueError, match=message):
+            ttbar.read_events(path)
+
+
+def test_another_format_version_is_refused_by_name(cached_file, tmp_path):
+    path = _plain_copy(cached_file[0], tmp_path / "v1.h5", format_version=1)  # version 1 had no header
+    with pytest.raises(ValueError, match="format version 1, this posteval reads version 2"):
+        ttbar.read_events(path)
+
+
+def test_every_byte_flip_is_a_value_error_or_a_correct_reread(cached_file, tmp_path):
+    """30 flipped bytes spread over a cached file: our header, HDF5's superblock and headers, attributes, data."""
+    original, events = cached_file
+    data = original.read_bytes()
+    outcomes = {"ValueError": 0, "same events": 0}
+    for i in range(30):
+        offset = i * (len(data) - 1) // 29
+        flipped = bytearray(data)
+        flipped[offset] ^= 0xFF
+        path = tmp_path / f"flip{i}.h5"
+        path.write_bytes(bytes(flipped))
+        try:
+            again = ttbar.read_events(path)
+        except ValueError as err:
+            assert str(path) in str(err) and "\n" not in str(err), err
+            assert not stored_hash_matches(path)  # so load_or_generate makes it again
+            outcomes["ValueError"] += 1
+            continue
+        assert again.keys() == events.keys(), offset
+        for key in events:
+            np.testing.assert_array_equal(again[key], events[key], err_msg=f"flip at {offset}: {key}")
+        outcomes["same events"] += 1
+    assert outcomes["ValueError"] >= 5, outcomes  # the flips reached the structures that matter

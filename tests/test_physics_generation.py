@@ -1,17 +1,22 @@
 """Generation of dileptonic ttbar events: truth sanity, detector, caching, reproducibility."""
 
 import dataclasses
+import errno
 import hashlib
+import io
 import os
+import shutil
 import subprocess
 import sys
 import time
+from functools import partial
+from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
-from posteval.physics import chunks, detector, ttbar
+from posteval.physics import chunks, detector, event_file, ttbar
 from posteval.physics import fourvectors as fv
 from posteval.physics.config import DetectorConfig, GenerationConfig
 from posteval.physics.event_file import concatenate_atomic, read_attrs, stored_hash_matches, write_atomic
@@ -382,3 +387,91 @@ def test_command_line_generates_the_same_file(tmp_path):
                        "--no-progress"])
     direct = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=tmp_path / "direct", progress=False)
     assert path.name == direct.name and _sha(path) == _sha(direct)
+
+
+# --- a full disk: one clear OSError, nothing lost, the rerun identical -------------------------------
+
+def _no_leftovers(cache):
+    return not list(cache.rglob("*.tmp*")) and not list(cache.glob("*.h5"))
+
+
+def test_too_little_free_space_is_one_oserror_before_writing(tmp_path, monkeypatch):
+    cfg = _parton_config(100)
+    cache = tmp_path / "cache"
+    real = shutil.disk_usage
+
+    def usage(path, *, full):
+        total, used, free = real(path)
+        return type(real(path))(total, used, 1000 if full(Path(path)) else free)
+
+    monkeypatch.setattr(shutil, "disk_usage", partial(usage, full=lambda p: True))
+    with pytest.raises(OSError) as err:
+        ttbar.load_or_generate(200, seed=2, mode="parton", cache_dir=cache, config=cfg, progress=False)
+    assert err.value.errno == errno.ENOSPC and "not enough free space to write chunk_00000_n100.h5" in str(err.value)
+    assert _no_leftovers(cache) and not list(cache.glob("*.chunks/*.h5"))
+    monkeypatch.setattr(shutil, "disk_usage", partial(usage, full=lambda p: p == cache))  # room for chunks only
+    with pytest.raises(OSError, match=r"not enough free space to write ttbar_parton_n200_s2_\w+\.h5"):
+        ttbar.load_or_generate(200, seed=2, mode="parton", cache_dir=cache, config=cfg, progress=False)
+    assert _no_leftovers(cache) and len(list(cache.glob("*.chunks/*.h5"))) == 2  # kept for the rerun
+    monkeypatch.setattr(shutil, "disk_usage", real)
+    again = ttbar.load_or_generate(200, seed=2, mode="parton", cache_dir=cache, config=cfg, progress=False)
+    fresh = ttbar.load_or_generate(200, seed=2, mode="parton", cache_dir=tmp_path / "fresh", config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+
+
+class _DiskFullAfter(io.FileIO):
+    """A file whose writes fail with ENOSPC once ``budget`` bytes are written, like a filling disk."""
+
+    def __init__(self, path, budget):
+        super().__init__(path, "w+")
+        self.budget = budget
+
+    def write(self, data):
+        size = memoryview(data).nbytes
+        if size > self.budget:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.budget -= size
+        return super().write(data)
+
+
+@pytest.mark.parametrize("victim", ["chunk_00001", "ttbar_parton"])
+def test_disk_full_during_a_write_is_one_oserror_and_the_rerun_is_identical(victim, tmp_path, monkeypatch, capfd):
+    """ENOSPC in the middle of a chunk file or of the final concatenation never reaches HDF5."""
+    cfg = _parton_config(100)
+    cache = tmp_path / "cache"
+
+    def filling_open(path, mode="r", buffering=-1):
+        if Path(path).name.startswith(victim):
+            return _DiskFullAfter(path, budget=4096)
+        return io.open(path, mode, buffering=buffering)
+
+    monkeypatch.setattr(event_file, "open", filling_open, raising=False)
+    with pytest.raises(OSError) as err:
+        ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=cache, config=cfg, progress=False)
+    assert err.value.errno == errno.ENOSPC and "\n" not in str(err.value)
+    assert f"could not write {victim}" in str(err.value) and "No space left on device" in str(err.value)
+    assert "HDF5" not in capfd.readouterr().err  # no error stack of HDF5 ("Can't decrement id ref count")
+    assert _no_leftovers(cache)
+    assert len(list(cache.glob("*.chunks/*.h5"))) == (1 if victim.startswith("chunk") else 3)
+    monkeypatch.undo()
+    again = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=cache, config=cfg, progress=False)
+    fresh = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=tmp_path / "fresh", config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+
+
+def test_a_cached_file_of_another_version_is_made_again_with_a_message(tmp_path, monkeypatch, capsys):
+    cfg = _parton_config(100)
+    fresh = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path / "fresh", config=cfg, progress=False)
+    monkeypatch.setattr(ttbar, "PYTHIA_VERSION", "8.316")  # a file written with another Pythia
+    old = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    monkeypatch.undo()
+    arrays, attrs = event_file.read_contents(old)
+    assert attrs["pythia_version"] == "8.316"
+    again = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+    assert f"{old}: pythia_version is '8.316', not '8.317'; generating it again" in capsys.readouterr().err
+    attrs.pop("content_hash")
+    write_atomic(old, arrays, {**attrs, "pythia_version": "8.317", "n_generated": 199})  # intact, but not this run's
+    again = ttbar.load_or_generate(200, seed=4, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
+    assert _sha(again) == _sha(fresh)
+    assert "n_generated is 199, not 200" in capsys.readouterr().err

@@ -12,9 +12,11 @@ From a shell::
     python -m posteval.book run 02 --profile full
     python -m posteval.book reference 02      # re-execute chapters/02_*.md into its paired .ipynb
 
-``run`` checks the parameters of ``params/<profile>/NN_name.yaml`` against the chapter's
-``parameters`` cell (an unknown name or a value of the wrong type is an error, before anything
-runs), executes ``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
+``run`` checks the parameters of ``params/<profile>/NN_name.yaml`` and of ``--set`` against the
+chapter's ``parameters`` cell and the ranges of :mod:`posteval.parameters` (an unknown name, a
+value of the wrong type or outside its range, a repeated YAML key, an attempt to change
+``profile`` are one-line errors, exit code 2, before anything runs), executes
+``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
 ``book/results/NN_name.json``: every recorded number, and under the one key ``meta`` the
 profile, device, torch version, seconds, git commit and parameters. Outputs are written to a
 temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
@@ -25,8 +27,11 @@ torch (chapter 1) runs without it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import functools
 import json
+import logging
 import math
 import numbers
 import os
@@ -38,12 +43,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from .parameters import PROFILES, parameter_problem
+
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 BOOK = ROOT / "book"
 PARAMS = ROOT / "params"
 RESULTS = BOOK / "results"
-PROFILES = ("ci", "full")
 RECORD_FILE_ENV = "BOOK_RECORD_FILE"
 META = "meta"  # the one key of a results JSON that is not a recorded number
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
@@ -174,18 +180,67 @@ def resolve_chapter(spec: str) -> Path:
     raise ValueError(f"chapter: no chapter matches {spec!r} (have: {names})")
 
 
+@functools.cache
+def _unique_key_loader():
+    """A PyYAML ``SafeLoader`` that refuses a mapping with a repeated key (PyYAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int, float, bool)):
+                    continue  # an unhashable key: the base class names it
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
+
+
+def read_yaml(text: str, where: str):
+    """The value of the YAML document ``text``; ``ValueError`` starting with ``where`` if it is not valid.
+
+    Unlike ``yaml.safe_load``, a mapping that repeats a key is an error (naming the key and its line).
+    """
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ValueError(f"{where}: not valid YAML: {err.problem}{at}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"{where}: not valid YAML: {str(err).splitlines()[0]}") from None
+
+
 def load_parameters(stem: str, profile: str) -> dict:
-    """Papermill parameters of one chapter and profile (empty when the profile has no file)."""
+    """Papermill parameters of one chapter and profile (empty when the profile has no file).
+
+    ``ValueError`` naming the file if it cannot be read, is not UTF-8, not valid YAML, repeats a
+    key, is not a mapping, or sets ``profile`` to another profile than its folder's.
+    """
     if profile not in PROFILES:
         raise ValueError(f"profile: expected one of {PROFILES}, got {profile!r}")
     path = PARAMS / profile / f"{stem}.yaml"
     if not path.exists():
         return {}
-    import yaml
-
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise ValueError(f"{path}: cannot be read ({err.strerror})") from None
+    data = read_yaml(text, str(path))
+    if data is None:
+        return {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of parameter names to values")
+        raise ValueError(f"{path}: expected a mapping of parameter names to values, got {type(data).__name__}")
+    if data.get("profile", profile) != profile:
+        raise ValueError(f"{path}: profile: {data['profile']!r} differs from the profile of its folder, {profile!r}")
     return data
 
 
@@ -266,6 +321,65 @@ def check_parameters(source: Path, params: dict) -> dict:
     return params
 
 
+def resolve_parameters(source: Path, profile: str, overrides: dict | None = None) -> tuple[dict, dict]:
+    """The parameters one chapter runs with at ``profile``, checked, and what ``overrides`` replaced.
+
+    The profile's file with ``overrides`` applied (see :func:`apply_overrides`), plus ``profile``
+    itself when the chapter has that parameter (so the page names the profile that set its
+    sizes); checked against the chapter's ``parameters`` cell (:func:`check_parameters`) and,
+    together with the defaults it leaves, against the ranges of :mod:`posteval.parameters`.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the parameter and the problem.
+    """
+    source = Path(source)
+    params, changed = apply_overrides(load_parameters(source.stem, profile), overrides or {})
+    defaults = chapter_defaults(source)
+    if "profile" in defaults:
+        params["profile"] = profile
+    check_parameters(source, params)
+    problem = parameter_problem(source.stem, {**defaults, **params})
+    if problem:
+        raise ValueError(problem)
+    return params, changed
+
+
+class _ValidatedParameters(logging.Filter):
+    """Drops papermill's warnings about a parameters cell whose parameters the runner has checked.
+
+    papermill reads a parameters cell line by line with a pattern: it warns "Unable to parse
+    line" on a line with several ``=`` (``encoder = dict(width=32, ...)``), then "Passed unknown
+    parameter" for the names it missed. The runner executed the cell to check every parameter.
+    """
+
+    UNKNOWN = "Passed unknown parameter: "
+    UNPARSED = "Unable to parse line "
+    LOGGERS = ("papermill", "papermill.translators")  # a logger's filters do not see its children's records
+
+    def __init__(self, names):
+        super().__init__()
+        self.names = set(names)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith(self.UNKNOWN):
+            return message[len(self.UNKNOWN):] not in self.names
+        return not message.startswith(self.UNPARSED)
+
+    @contextlib.contextmanager
+    def installed(self):
+        """Filter papermill's loggers during the ``with`` block."""
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+        try:
+            yield
+        finally:
+            for name in self.LOGGERS:
+                logging.getLogger(name).removeFilter(self)
+
+
 def git_commit() -> str:
     """The current commit, with ``-dirty`` when tracked files are modified; ``unknown`` outside git."""
     try:
@@ -303,15 +417,19 @@ def _relative_papermill_paths(nb_path: Path, out_path: Path, source: Path) -> No
 
 
 def parse_overrides(items: list[str]) -> dict:
-    """``KEY=VALUE`` strings (VALUE read as YAML; ``a.b=1`` sets key b inside mapping a) as a dict."""
-    import yaml
+    """``KEY=VALUE`` strings (VALUE read as YAML; ``a.b=1`` sets key b inside mapping a) as a dict.
 
+    ``profile`` cannot be set: ``--profile`` chooses it, with the sizes that go with it.
+    """
     out: dict = {}
     for item in items:
         key, sep, text = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ValueError(f"--set {item!r}: expected KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(text)
+        if key.split(".")[0] == "profile":
+            raise ValueError(f"--set {item!r}: the profile is chosen with --profile (ci or full), not overridden")
+        out[key] = read_yaml(text, f"--set {item!r}")
     return out
 
 
@@ -354,8 +472,7 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
 
     source = Path(source)
     stem = source.stem
-    params, changed = apply_overrides(load_parameters(stem, profile), overrides or {})
-    params = check_parameters(source, params)
+    params, changed = resolve_parameters(source, profile, overrides)
     out_dir = Path(out_dir)
     results_dir = out_dir / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -367,16 +484,17 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     os.environ[RECORD_FILE_ENV] = str(record_file)
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            jupytext.read(source),
-            str(tmp_nb),
-            parameters=params,
-            cwd=str(source.parent),
-            kernel_name=kernel_name,
-            progress_bar=False,
-            log_output=False,
-            config=_ipc_kernels(),
-        )
+        with _ValidatedParameters(params).installed():
+            papermill.execute_notebook(
+                jupytext.read(source),
+                str(tmp_nb),
+                parameters=params,
+                cwd=str(source.parent),
+                kernel_name=kernel_name,
+                progress_bar=False,
+                log_output=False,
+                config=_ipc_kernels(),
+            )
         _relative_papermill_paths(tmp_nb, out_nb, source)
     except BaseException:
         tmp_nb.unlink(missing_ok=True)
@@ -434,6 +552,7 @@ def default_profile() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line ``python -m posteval.book run|reference``; returns the exit code (2: a bad argument)."""
     parser = argparse.ArgumentParser(prog="python -m posteval.book", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="execute chapters with papermill into book/")
@@ -448,7 +567,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from posteval.progress import tqdm
 
-    sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()
+    try:
+        sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if not sources:
         print("no chapters found under chapters/", file=sys.stderr)
         return 1
@@ -458,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             overrides = parse_overrides(args.overrides)
             for src in sources:  # every chapter's parameters are checked before the first one runs
-                check_parameters(src, apply_overrides(load_parameters(src.stem, profile), overrides)[0])
+                resolve_parameters(src, profile, overrides)
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2

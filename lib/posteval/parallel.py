@@ -10,7 +10,11 @@ this process, as jobs complete; callers that need a fixed order use the job inde
 * ``client=<dask.distributed.Client>``: the jobs run on that cluster; a worker lost mid-job has
   its jobs rescheduled by the Dask scheduler.
 
-:func:`dask_client` opens a client on a scheduler address or on a local cluster.
+:func:`dask_client` opens a client on a scheduler address or on a local cluster. A local cluster
+listens on the loopback interface only (scheduler, workers, nannies and the dashboard, which has
+no authentication); ``dashboard_address`` opens the dashboard wider. A remote scheduler runs the
+jobs it is given and the client unpickles what its workers return: connect only to a scheduler
+you trust, over ``tls://`` on a network you do not.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -29,6 +34,10 @@ from posteval.progress import tqdm
 
 #: Seconds between two checks, in a pool worker, that the process that started it is alive.
 PARENT_POLL_SECONDS = 0.5
+#: Interface of every listener of a local Dask cluster.
+LOOPBACK = "127.0.0.1"
+#: Default address of a local cluster's dashboard: the loopback interface, a free port.
+LOCAL_DASHBOARD = f"{LOOPBACK}:0"
 
 
 def _check_workers(workers) -> int:
@@ -157,12 +166,18 @@ def map_jobs(fn: Callable[[Any], Any], items: Sequence, **kwargs) -> list:
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, timeout: float = 10.0):
+def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, timeout: float = 10.0,
+                dashboard_address: str | None = LOCAL_DASHBOARD):
     """A ``dask.distributed.Client`` on ``scheduler`` (``"tcp://HOST:PORT"``) or on a new local cluster.
 
     With ``scheduler=None`` a ``LocalCluster`` of ``n_workers`` processes (one thread each) is started
-    and closed on exit. ``ConnectionError`` naming the address if no scheduler answers within
-    ``timeout`` seconds.
+    and closed on exit. Its scheduler, nannies, workers and their HTTP pages listen on 127.0.0.1
+    only; its dashboard (no authentication) at ``dashboard_address``: the loopback interface and
+    a free port by default, None for none, e.g. ``"0.0.0.0:8787"`` to open it to the network.
+
+    A scheduler runs whatever its clients send, and the client unpickles its workers' results:
+    connect only to one you trust, with ``tls://`` (and certificates) on a network you do not.
+    ``ConnectionError`` naming the address if no scheduler answers within ``timeout`` seconds.
     """
     from distributed import Client, LocalCluster
 
@@ -176,29 +191,60 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, t
         try:
             client = Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as err:
+            reason = (str(err).splitlines() or [""])[0]
             raise ConnectionError(f"no Dask scheduler answered at {scheduler} within {timeout:g} s "
-                                  f"({type(err).__name__}: {err})") from err
+                                  f"({type(err).__name__}: {reason})") from err
         with client:
             yield client
         return
     n_workers = _check_workers(n_workers)
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host=LOOPBACK,
+                      dashboard_address=dashboard_address, worker_dashboard_address=f"{LOOPBACK}:0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
 
 
+def integer_at_least(minimum: int) -> Callable[[str], int]:
+    """An ``argparse`` type: an integer >= ``minimum`` (``ArgumentTypeError`` naming the text otherwise)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
 def add_cluster_arguments(parser) -> None:
-    """Add the options ``--scheduler ADDRESS`` and ``--dask-workers N`` to an ``argparse`` parser."""
+    """Add ``--scheduler ADDRESS``, ``--dask-workers N`` and ``--dask-dashboard ADDRESS`` to an ``argparse`` parser."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--scheduler", help="run on the Dask scheduler at this address, e.g. tcp://HOST:PORT")
-    group.add_argument("--dask-workers", type=int, help="run on a local Dask cluster of this many processes")
+    group.add_argument("--scheduler", help="run on the Dask scheduler at this address, e.g. tcp://HOST:PORT "
+                                           "(a trusted one: it runs what it is sent; tls:// across networks)")
+    group.add_argument("--dask-workers", type=integer_at_least(1), help="run on a local Dask cluster of this many processes")
+    parser.add_argument("--dask-dashboard", default=LOCAL_DASHBOARD, metavar="ADDRESS",
+                        help=f"dashboard of the local cluster (no authentication), default {LOCAL_DASHBOARD}: "
+                             "loopback only; e.g. 0.0.0.0:8787 opens it to the network")
 
 
 @contextlib.contextmanager
 def client_from_arguments(args):
-    """The Dask client that the options of :func:`add_cluster_arguments` ask for, or None (local processes)."""
+    """The Dask client that the options of :func:`add_cluster_arguments` ask for, or None (local processes).
+
+    A scheduler that does not answer ends the program with one line naming it (exit code 2).
+    """
     if args.scheduler is None and args.dask_workers is None:
         yield None
         return
-    with dask_client(args.scheduler, args.dask_workers) as client:
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(dask_client(args.scheduler, args.dask_workers,
+                                                     dashboard_address=args.dask_dashboard))
+        except ConnectionError as err:
+            print(f"error: --scheduler: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
         yield client

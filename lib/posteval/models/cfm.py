@@ -22,7 +22,8 @@ from .mlp import mlp
 
 __all__ = ["ConditionalFlowMatching"]
 
-_METHODS = ("rk4", "midpoint", "euler")
+#: Fixed-step ODE solvers of ``sample`` (the chapter parameter ``cfm_method`` is one of them).
+METHODS = ("rk4", "midpoint", "euler")
 
 
 class _TimeFeatures(torch.nn.Module):
@@ -79,8 +80,8 @@ class ConditionalFlowMatching(torch.nn.Module):
         if not isinstance(sigma_min, (int, float)) or not 0 <= sigma_min < 1:
             raise ValueError(f"sigma_min must be in [0, 1), got {sigma_min!r}")
         self.steps = check_count(steps, "steps")
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         self.method = method
         self.sigma_min = float(sigma_min)
         self.time = _TimeFeatures(time_freq)
@@ -113,8 +114,8 @@ class ConditionalFlowMatching(torch.nn.Module):
         context = as_events(context, self.context_dim, "context")
         check_count(m, "m")
         check_count(steps, "steps")
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         step_events = chunk_events(context.shape[0], m)
         out = []
         for start in range(0, context.shape[0], step_events):

@@ -8,7 +8,8 @@ import h5py
 import numpy as np
 
 from . import fourvectors as fv
-from .event_file import content_hash
+from .event_file import (DAMAGED_FILE_ERRORS, FORMAT, FORMAT_VERSION, content_hash, damaged, dataset_names,
+                         read_attrs)
 
 _REQUIRED = {
     "MET": ("MET", "phi"),
@@ -70,20 +71,30 @@ def _check_finite(name: str, a: np.ndarray, path) -> None:
                 raise ValueError(f"path {path!r}: '{label}' holds {bad} NaN or infinite values")
 
 
-def _datasets(f: h5py.File) -> list[str]:
-    names: list[str] = []
-    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
-    return names
-
-
 def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    """Events of an event file as a dict of numpy arrays (see ``posteval.physics.ttbar.read_events``)."""
-    path = os.fspath(path)
+    """Events of an event file as a dict of numpy arrays (see ``posteval.physics.ttbar.read_events``).
+
+    ``ValueError`` naming the file for every problem: not HDF5, damaged (whatever h5py raises),
+    another format version, a content hash that does not match, a schema, shape or value error.
+    """
     try:
-        f = h5py.File(path, "r")
-    except (OSError, TypeError) as err:
-        raise ValueError(f"path {path!r} is not a readable HDF5 file: {err}") from err
-    with f:
+        path = os.fspath(path)
+        return _read(path)
+    except DAMAGED_FILE_ERRORS as err:
+        raise damaged(path, err) from err
+
+
+def _check_version(attrs: dict, path) -> None:
+    """``ValueError`` if one of our files was written in another format version."""
+    if attrs.get("format") == FORMAT and "format_version" in attrs and attrs["format_version"] != FORMAT_VERSION:
+        raise ValueError(f"path {path!r}: format version {attrs['format_version']}, this posteval reads "
+                         f"version {FORMAT_VERSION}; delete it, load_or_generate makes it again")
+
+
+def _read(path: str) -> dict[str, np.ndarray]:
+    attrs = read_attrs(path)
+    _check_version(attrs, path)
+    with h5py.File(path, "r") as f:
         if "delphes" not in f or not isinstance(f["delphes"], h5py.Group):
             raise ValueError(f"path {path!r}: no group 'delphes' (not a nu2flows-layout event file)")
         g = f["delphes"]
@@ -95,13 +106,12 @@ def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
                                        **{k: id_shape for k in _TRUTH_IDS.values()},
                                        "jet_flavour": g["jets"].shape}, path)
         data: dict[str, np.ndarray] = {}
-        stored = f.attrs.get("content_hash")
-        if stored is not None:  # our files: verify every dataset against the hash the writer stored
-            data = {name: f[name][()] for name in _datasets(f)}
-            stored = stored.decode() if isinstance(stored, bytes) else str(stored)
-            if content_hash(data) != stored:
-                raise ValueError(f"path {path!r}: the datasets do not match the stored content hash "
-                                 "(a corrupted file; delete it, load_or_generate makes it again)")
+        stored = attrs.get("content_hash")
+        if stored is not None:  # our files: verify every dataset and attribute against the writer's hash
+            data = {name: f[name][()] for name in dataset_names(f)}
+            if content_hash(data, attrs) != stored:
+                raise ValueError(f"path {path!r}: the datasets and attributes do not match the stored content "
+                                 "hash (a corrupted file; delete it, load_or_generate makes it again)")
 
         def read(name: str) -> np.ndarray:
             if name not in data:
@@ -151,7 +161,7 @@ def read_event_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
             nu_p4 = fv.from_pt_eta_phi_m(nu_pt, nu_eta, nu_phi, nu_m)
         out["nu_p4"] = nu_p4
         out["neutrino_momenta"] = nu_p4[..., :3].copy()
-        out["n_generated"] = np.int64(f.attrs.get("n_generated", -1))
+        out["n_generated"] = np.int64(attrs.get("n_generated", -1))
     for key, value in out.items():
         if key != "n_generated" and len(value) != n:
             raise ValueError(f"path {path!r}: {key} has {len(value)} events, expected {n}")
