@@ -75,7 +75,7 @@ from .uncertainty import _ci, _percentile, bootstrap_means
 
 __all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "calibration_margin", "TarpCoverage",
            "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
-           "tarp_credibility", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary"]
+           "tarp_credibility", "tarp_indicators", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary"]
 
 
 def exact_coverage(m: int, levels=DEFAULT_LEVELS) -> np.ndarray:
@@ -298,14 +298,26 @@ def tarp_credibility(samples: np.ndarray, truth: np.ndarray, references: np.ndar
     return np.mean(d_samples < d_truth[:, None], axis=1)
 
 
-def tarp_summary(credibility, m: int, *, alpha=None, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> TarpCoverage:
-    """The :class:`TarpCoverage` of per-event credibilities (of samplers with m draws)."""
+TARP_ALPHA = np.linspace(0.0, 1.0, 21)
+
+
+def tarp_indicators(credibility, alpha=None) -> np.ndarray:
+    """(n, grid) indicators 1[f_i < alpha]: their column means are the expected coverage."""
+    grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
+    return (np.asarray(credibility, dtype=float)[:, None] < grid[None, :]).astype(float)
+
+
+def tarp_summary(credibility, m: int, *, alpha=None, n_boot: int = 1000, ci: float = 0.95, seed: int = 0,
+                 replicates: np.ndarray | None = None) -> TarpCoverage:
+    """The :class:`TarpCoverage` of per-event credibilities (of samplers with m draws);
+    ``replicates``: bootstrap means of :func:`tarp_indicators` already drawn (e.g. with the same
+    resampled events as other statistics), else drawn here."""
     f = np.asarray(credibility, dtype=float)
     ci = _ci(ci)
-    grid = np.linspace(0.0, 1.0, 21) if alpha is None else np.asarray(alpha, dtype=float)
-    below = (f[:, None] < grid[None, :]).astype(float)
+    grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
+    below = tarp_indicators(f, grid)
     ecp = below.mean(axis=0)
-    reps = bootstrap_means(below, n_boot=n_boot, seed=seed)
+    reps = bootstrap_means(below, n_boot=n_boot, seed=seed) if replicates is None else replicates
     band_lo, band_hi = _percentile(reps, ci)
     e_lo, e_hi = _percentile(np.abs(reps - grid).max(axis=1), ci)
     floor = tarp_noise_floor(len(f), m, grid, seed=seed)
@@ -413,11 +425,13 @@ def spread_terms(samples: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np
     return samples.var(axis=1, ddof=1).sum(axis=1) * (1 + 1 / m), ((samples.mean(axis=1) - truth) ** 2).sum(axis=1)
 
 
-def spread_summary(var, err2, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95, seed: int = 0) -> SpreadSkill:
-    """The :class:`SpreadSkill` of per-event :func:`spread_terms`."""
+def spread_summary(var, err2, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95, seed: int = 0,
+                   replicates: np.ndarray | None = None) -> SpreadSkill:
+    """The :class:`SpreadSkill` of per-event :func:`spread_terms`; ``replicates``: bootstrap means
+    (n_boot, 2) of the two terms already drawn, else drawn here."""
     var, err2 = np.asarray(var, dtype=float), np.asarray(err2, dtype=float)
     k = positive_int(bins, "bins")
-    reps = bootstrap_means(np.stack([var, err2], axis=1), n_boot=n_boot, seed=seed)
+    reps = bootstrap_means(np.stack([var, err2], axis=1), n_boot=n_boot, seed=seed) if replicates is None else replicates
     lo, hi = _percentile(np.sqrt(reps[:, 0] / reps[:, 1]), _ci(ci))
     edges = np.quantile(var, np.linspace(0, 1, k + 1))
     which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)

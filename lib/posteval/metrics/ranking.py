@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .calibration import signed_coverage_from_inside, spread_summary, tarp_summary
+from .calibration import signed_coverage_from_inside, spread_summary, tarp_indicators, tarp_summary
 from .coverage import coverage_noise_floor
-from .uncertainty import _ci, percentile_interval
+from .uncertainty import _ci, bootstrap_means, percentile_interval
 from .verdicts import verdict
 
 LOWER_IS_BETTER = ("crps", "energy_score", "rmse", "mae")
@@ -120,6 +120,14 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, object], levels_sort
     """
     rows, joint = [], []
     floors: dict[tuple[int, int], float] = {}
+    # one paired bootstrap of the events for every sampler's TARP indicators and spread terms
+    blocks = {}
+    for model, v in samplers.items():
+        if v.credibility is not None:
+            blocks[(model, "tarp")] = tarp_indicators(v.credibility)
+        if v.spread_var is not None:
+            blocks[(model, "spread")] = np.stack([v.spread_var, v.spread_err2], axis=1)
+    reps = dict(zip(blocks, bootstrap_means(list(blocks.values()), n_boot=n_boot, seed=seed))) if blocks else {}
     dims = list(dict.fromkeys(table["dimension"]))
     for model, v in samplers.items():
         n, m = v.raw_codes.shape[0], int(v.m)
@@ -137,11 +145,12 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, object], levels_sort
                          "noise_floor_q95": floors[(n, m)]})
         out = {"model": model}
         if v.credibility is not None:
-            tc = tarp_summary(v.credibility, m, n_boot=n_boot, ci=ci, seed=seed)
+            tc = tarp_summary(v.credibility, m, n_boot=n_boot, ci=ci, seed=seed, replicates=reps[(model, "tarp")])
             out.update({"tarp_error": tc.error, "tarp_error_lo": tc.error_lo, "tarp_error_hi": tc.error_hi,
                         "tarp_noise_floor": tc.noise_floor, "tarp_verdict": tc.verdict})
         if v.spread_var is not None:
-            ss = spread_summary(v.spread_var, v.spread_err2, n_boot=n_boot, ci=ci, seed=seed)
+            ss = spread_summary(v.spread_var, v.spread_err2, n_boot=n_boot, ci=ci, seed=seed,
+                                replicates=reps[(model, "spread")])
             out.update({"spread_skill": ss.ratio, "spread_skill_lo": ss.lo, "spread_skill_hi": ss.hi})
         joint.append(out)
     columns = ["model", "dimension", "m", "coverage_deviation", "coverage_deviation_lo", "coverage_deviation_hi",
