@@ -232,3 +232,17 @@ def test_every_byte_flip_is_a_value_error_or_a_correct_reread(cached_file, tmp_p
             np.testing.assert_array_equal(again[key], events[key], err_msg=f"flip at {offset}: {key}")
         outcomes["same events"] += 1
     assert outcomes["ValueError"] >= 5, outcomes  # the flips reached the structures that matter
+
+
+def test_a_damaged_file_of_ours_never_reaches_hdf5(cached_file, tmp_path, monkeypatch):
+    """HDF5 can loop forever on one flipped bit of an attribute: the header's checksum stops it first."""
+    data = cached_file[0].read_bytes()
+    monkeypatch.setattr(h5py, "File", lambda *a, **k: pytest.fail("HDF5 opened a damaged file"))
+    for offset in np.linspace(512, len(data) - 1, 12).astype(int):
+        flipped = bytearray(data)
+        flipped[offset] ^= 0x01
+        path = tmp_path / f"flip{offset}.h5"
+        path.write_bytes(bytes(flipped))
+        with pytest.raises(ValueError, match="do not match the checksum in its header"):
+            ttbar.read_events(path)
+        assert not stored_hash_matches(path)
