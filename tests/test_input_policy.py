@@ -195,3 +195,26 @@ def test_out_that_is_a_file_and_names_with_markup(tmp_path, monkeypatch, capsys)
                      "--out", "o"]) == 0
     page = (tmp_path / "o" / "report.html").read_text()
     assert "&lt;b&gt;" in page and name not in page  # escaped in the HTML; drawn literally in the figures
+
+
+def test_a_full_disk_while_writing_the_report_leaves_nothing_partial(tmp_path, monkeypatch, capsys):
+    """ENOSPC while the report's files are written: one line, exit 2, no output folder and no
+    temporary folder left behind."""
+    import errno
+    import pathlib
+
+    np.save(tmp_path / "truth.npy", TRUTH)
+    np.save(tmp_path / "s.npy", SAMPLES)
+    monkeypatch.chdir(tmp_path)
+    real_write = pathlib.Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name == "protocol.md":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", full)
+    assert cli.main(["report", "--quiet", "--samples", "s=s.npy", "--truth", "truth.npy", "--out", "out"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.npy", "truth.npy"]
