@@ -348,8 +348,9 @@ def provenance(argv: list[str], inputs: Inputs, args, digests: dict[str, str]) -
         "numpy": np.__version__,
         "inputs": files,
         "crps_estimator": args.crps_estimator,
-        "energy_score": (f"fair estimator; E||X - X'|| from the m x {ENERGY_SHIFTS} cyclic pairs (x_i, x_(i+k)), "
-                         f"k = 1..{ENERGY_SHIFTS}, for m > {ENERGY_SHIFTS + 1} (unbiased), all pairs otherwise")
+        "energy_score": (f"fair (unbiased) estimator; E||X - X'|| from the m x {ENERGY_SHIFTS} cyclic pairs "
+                         f"(x_i, x_(i+k)), k = 1..{ENERGY_SHIFTS}, for m > {ENERGY_SHIFTS + 1}, all pairs otherwise; "
+                         f"a point prediction's (and a single draw's) is its Euclidean error")
         if inputs.truth.ndim == 2 else "not computed: one dimension (it equals the CRPS)",
         "point_value_rule": POINT_RULE,
         "ci": args.ci, "n_boot": args.n_boot, "seed": args.seed, "bins": args.bins, "n_perm": args.n_perm,

@@ -90,8 +90,9 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
     mass), the point value (``point_from``: "sample" = the first sample, "mean" = the sample mean),
     the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
     codes given ``calibration`` = (cal_pred, cal_truth), and with ``energy`` the energy score
-    over the d dimensions (``energy_shifts``: see :func:`~posteval.metrics.scores.energy_score`;
-    it then uses the "fair" estimator; a point prediction's is the Euclidean error). A sampler
+    over the d dimensions (the unbiased "fair" estimator, all pairs or ``energy_shifts`` cyclic
+    shifts of :func:`~posteval.metrics.scores.energy_score`; with one draw per event, and for a
+    point prediction, the Euclidean error). A sampler
     also gets its TARP credibility given ``tarp`` = (centre, scale, reference points of these
     events) (:func:`~posteval.metrics.calibration.tarp_credibility`) and with ``spread`` its
     spread-skill terms (:func:`~posteval.metrics.calibration.spread_terms`).
@@ -132,7 +133,7 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
     es = None
     if energy:
         if is_samples:
-            est = "fair" if energy_shifts is not None else crps_estimator if crps_estimator in ("nrg", "fair") else "fair"
+            est = "fair" if s.shape[1] >= 2 else "nrg"  # unbiased; one draw has no pairs (then |x - y|)
             es = energy_score(s, t2, estimator=est, n_shifts=energy_shifts)
         else:
             es = np.linalg.norm(point - t2, axis=1)
