@@ -55,24 +55,6 @@ def _only_name(names: list[str], what: str, where: str) -> str:
     return names[0]
 
 
-def _read_npy(path: Path, key: str | None):
-    if key:
-        raise InputFileError(f"{describe(path, key)}: a .npy file holds one array and takes no key")
-    return np.load(path, allow_pickle=False)
-
-
-def _read_npz(path: Path, key: str | None):
-    with np.load(path, allow_pickle=False) as archive:
-        name = key or _only_name(list(archive.files), "arrays", str(path))
-        if name not in archive.files:
-            raise InputFileError(f"{describe(path, key)}: no array {name!r} (have: {', '.join(archive.files)})")
-        return archive[name]
-
-
-def _read_hdf5(path: Path, key: str | None):
-    return _open_hdf5(path, key).read()
-
-
 def _read_parquet(path: Path, key: str | None):
     import pandas as pd
 
@@ -101,9 +83,6 @@ def _read_parquet(path: Path, key: str | None):
     return column
 
 
-_READERS = {"npy": _read_npy, "npz": _read_npz, "hdf5": _read_hdf5, "parquet": _read_parquet}
-
-
 def _parse(spec: str) -> tuple[Path, str | None, str, str]:
     """(path, key, file kind, description) of ``FILE[:KEY]``; an unknown suffix is an error."""
     path, key = split_spec(spec)
@@ -115,23 +94,8 @@ def _parse(spec: str) -> tuple[Path, str | None, str, str]:
 
 def read_array(spec: str) -> tuple[np.ndarray, str]:
     """The finite float array named by ``FILE[:KEY]``, and its description for messages."""
-    path, key, kind, where = _parse(spec)
-    try:
-        raw = _READERS[kind](path, key)
-    except InputFileError:
-        raise
-    except (OSError, ValueError, KeyError) as exc:
-        raise InputFileError(f"{where}: cannot read as {kind}: {exc}") from exc
-    try:
-        arr = real_array(raw, where)
-    except ValueError as exc:
-        raise InputFileError(str(exc)) from exc
-    if arr.size == 0:
-        raise InputFileError(f"{where}: empty array, shape {arr.shape}")
-    bad = int(np.count_nonzero(~np.isfinite(arr)))
-    if bad:
-        raise InputFileError(f"{where}: {bad} of {arr.size} values are NaN or infinite")
-    return arr, where
+    src = open_array(spec)
+    return src.read(), src.where
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,7 +283,18 @@ def open_array(spec: str) -> ArraySource:
         raise
     except (OSError, ValueError, KeyError, EOFError) as exc:
         raise InputFileError(f"{where}: cannot read as {kind}: {exc}") from exc
-    arr, where = read_array(spec)  # Parquet: whole
+    try:  # Parquet: read whole
+        raw = _read_parquet(path, key)
+    except InputFileError:
+        raise
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputFileError(f"{where}: cannot read as {kind}: {exc}") from exc
+    try:
+        arr = real_array(raw, where)
+    except ValueError as exc:
+        raise InputFileError(str(exc)) from exc
+    if arr.ndim == 0 or arr.size == 0:
+        raise InputFileError(f"{where}: empty array, shape {arr.shape}")
     return ArraySource(where, arr.shape, lambda rows: (arr[a : a + rows] for a in range(0, len(arr), rows)))
 
 

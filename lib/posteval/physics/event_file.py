@@ -275,6 +275,11 @@ def write_atomic(path: str | os.PathLike, arrays: dict[str, np.ndarray], attrs: 
             f.attrs[k] = v
         f.attrs["content_hash"] = content_hash(arrays, attrs)
 
+    return _write_in_place(tmp, path, fill)
+
+
+def _write_in_place(tmp: Path, path: Path, fill) -> Path:
+    """Write ``tmp`` through ``fill``, then move it onto ``path``; ``tmp`` never outlives a failure."""
     try:
         _write_hdf5(tmp, path, fill)
         os.replace(tmp, path)
@@ -327,13 +332,7 @@ def concatenate_atomic(path: str | os.PathLike, parts: list[str | os.PathLike], 
         out.attrs["content_hash"] = _finish_hash(
             {n: (layout[n][1], (rows[n],) + layout[n][0], hashes[n].digest()) for n in names}, attrs)
 
-    try:
-        _write_hdf5(tmp, path, fill)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    return _write_in_place(tmp, path, fill)
 
 
 def damaged(path, err: Exception) -> ValueError:
