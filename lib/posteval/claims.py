@@ -1,26 +1,56 @@
-"""Verdict words of a chapter: recorded as ``claim.<name>`` and shown together in one table.
+"""A chapter's claims, recorded for the prose and shown together in one table.
 
-A claim's value is one of :data:`posteval.metrics.verdicts.VERDICTS` ("yes", "no", "not resolved").
-:func:`claims_frame` collects every recorded word under the given prefixes (claims, best models,
-target words) into one small table without numbers: the cell that shows it is what a notebook test
-compares exactly across machines, while cells with numbers from training are not.
+:func:`record_claims` records, for every row of a table from
+:func:`posteval.metrics.claims.evaluate_claims`, the seven keys ``claim.<name>`` (the word),
+``claim_estimate.<name>``, ``claim_lo.<name>``, ``claim_hi.<name>``, ``claim_p.<name>``,
+``claim_p_holm.<name>`` and ``claim_sentence.<name>``. :func:`claims_frame` collects every recorded
+word under the given prefixes into one small table without numbers: the cell that shows it is what
+a notebook test compares exactly across machines, while cells with numbers from training are not.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .book import record, recorded
-from .metrics.verdicts import VERDICTS
+from .metrics.claims import CLAIM_KEYS, claim_words
 
-__all__ = ["record_claim", "claims_frame"]
+__all__ = ["record_claim", "record_claims", "claims_frame", "conclusions"]
 
 
 def record_claim(name: str, word: str) -> str:
-    """Record ``claim.<name>`` = ``word`` (one of "yes", "no", "not resolved") and return it."""
-    if word not in VERDICTS:
-        raise ValueError(f"word: a claim is one of {VERDICTS}, got {word!r}")
+    """Record ``claim.<name>`` = ``word`` (a verdict or calibration word) and return it."""
+    if word not in claim_words():
+        raise ValueError(f"word: a claim is one of {claim_words()}, got {word!r}")
     return record(f"claim.{name}", word)
+
+
+def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
+    """Record the seven keys of every claim of ``table`` (see the module docstring); return the table."""
+    need = {"word", "estimate", "lo", "hi", "p", "p_holm", "sentence"}
+    missing = need - set(table.columns)
+    if missing:
+        raise ValueError(f"table: missing columns {sorted(missing)} (expected evaluate_claims' table)")
+    for name, r in table.iterrows():
+        record_claim(f"{prefix}{name}", r["word"])
+        for key, col in zip(CLAIM_KEYS[1:], ("estimate", "lo", "hi", "p", "p_holm")):
+            record(f"{key}.{prefix}{name}", float(r[col]))
+        record(f"claim_sentence.{prefix}{name}", str(r["sentence"]))
+    return table
+
+
+def conclusions(table: pd.DataFrame, *, digits: int = 3, columns=("claim", "estimate [interval]", "p (Holm)",
+                                                                    "verdict")) -> pd.DataFrame:
+    """The claims as a reader's table: sentence, estimate [interval], Holm-adjusted p, word."""
+    def fmt(x):
+        return f"{x:.{digits}g}" if np.isfinite(x) else "not measured"
+
+    rows = {r["sentence"]: [f"{fmt(r['estimate'])} [{fmt(r['lo'])}, {fmt(r['hi'])}]",
+                            "< 0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}", r["word"]]
+            for _, r in table.iterrows()}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(columns[1:]))
+    return out.rename_axis(columns[0])
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:

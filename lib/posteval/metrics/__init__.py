@@ -23,8 +23,13 @@ noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :
 (protocol_report; event_values and protocol_table for chunked scoring), :mod:`.calibration` (signed coverage with
 verdicts, TARP, rank histograms, spread-skill), :mod:`.ranking` (the
 report's leads with Holm-adjusted verdicts, calibration against the noise floor),
-:mod:`.array_files` and :mod:`.report_page` (the report CLI's inputs and HTML page), :mod:`.seeds` and :mod:`.replicates` (intervals over training seeds and test
-events, rankings of replicated models), :mod:`.verdicts` (yes / no / not resolved).
+:mod:`.array_files` and :mod:`.report_page` (the report CLI's inputs and HTML page).
+
+The inference layer, one home per concept: :mod:`.intervals` (the one interval type
+:class:`~.intervals.Interval`, the layout, sign and level conventions, the seed-and-event rule and
+its bootstrap branch, :class:`~.intervals.Measurements`), :mod:`.verdicts` (yes / no / not
+resolved, negation, all_of, best_of, margins, Holm) and :mod:`.claims` (a chapter's claims as a
+table, decided in one call).
 """
 
 from ._validation import DEFAULT_LEVELS
@@ -42,6 +47,9 @@ from .coverage import (
 )
 from .calibration import (RankHistogram, SignedCoverage, SpreadSkill, TarpCoverage, calibration_margin, exact_coverage,
                           rank_histogram, signed_coverage, spread_skill, tarp_coverage, tarp_noise_floor)
+from .claims import Claim, evaluate_claims
+from .intervals import (Interval, Measurements, event_interval, paired_event_interval, replicate_interval,
+                        seed_interval)
 from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps, crps_normal, energy_score, joint_energy_score, mae, mean_abs_difference, one_per_event,
                      per_event_scores, rmse)
@@ -57,6 +65,14 @@ from .uncertainty import (
 )
 
 __all__ = [
+    "Claim",
+    "evaluate_claims",
+    "Interval",
+    "Measurements",
+    "event_interval",
+    "paired_event_interval",
+    "replicate_interval",
+    "seed_interval",
     "joint_energy_score",
     "one_per_event",
     "per_event_scores",

@@ -10,7 +10,7 @@ which is not a itself: m draws cannot reach the diagonal. The per-event score
 
 has mean 0 for an exact sampler, is negative when the intervals are too narrow and positive when
 too wide; the deviation D is its mean over events (and seeds). Its interval is the seed-and-event
-rule of :func:`~posteval.metrics.seed_event.seed_event_interval`. Verdict words, in this order:
+rule of :func:`~posteval.metrics.intervals.event_interval`. Verdict words, in this order:
 ``calibrated`` (an equivalence: |D| plus the interval's half-width within the margin, with at
 least ``min_seeds`` seeds; a deviation that small is called calibrated even when its sign is
 resolved, since an exact sampler of the design deviates as much), ``under-covers`` (interval
@@ -69,8 +69,7 @@ from scipy import stats
 
 from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
 from .coverage import pit
-from .seed_event import seed_event_interval
-from .seeds import MIN_SEEDS_EQUIVALENCE
+from .intervals import MIN_SEEDS_EQUIVALENCE, event_interval
 from .uncertainty import _ci, _percentile, bootstrap_means
 
 __all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "calibration_margin", "TarpCoverage",
@@ -149,7 +148,7 @@ def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels=DEFAULT_L
         ranks = rng.binomial(m, u, size=(s, n))
         score = np.abs(2.0 * ranks / m - 1.0)
         e = (score[:, :, None] <= lv[None, None, :]).mean(axis=2) - p.mean()
-        mean, lo, hi = seed_event_interval(e, level=ci)
+        mean, lo, hi = event_interval(e.T, level=ci)
         out[r] = abs(mean) + (hi - lo) / 2
     _MARGINS[key] = float(np.quantile(out, quantile))
     return _MARGINS[key]
@@ -195,8 +194,8 @@ def signed_coverage_from_inside(inside, m: int, levels=DEFAULT_LEVELS, *, ci: fl
     p = exact_coverage(m, lv)
     s_, n = inside.shape[:2]
     e = inside.mean(axis=2) - p.mean()
-    mean, lo, hi = seed_event_interval(e, level=ci)
-    per = [seed_event_interval(inside[:, :, k] - p[k], level=ci) for k in range(lv.size)]
+    mean, lo, hi = event_interval(e.T, level=ci)
+    per = [event_interval((inside[:, :, k] - p[k]).T, level=ci) for k in range(lv.size)]
     delta = calibration_margin(n, m, s_, lv, ci=ci) if margin is None else float(margin)
     if s_ >= positive_int(min_seeds, "min_seeds") and abs(mean) + (hi - lo) / 2 <= delta:
         word = "calibrated"  # within the design's resolution, even if a tiny sign is resolved

@@ -1,8 +1,10 @@
 """Calibration: PIT, raw coverage of central sample intervals, split-conformal coverage, the
-coverage error and its noise floor, and coverage in bins of a covariate."""
+coverage error and its noise floor, coverage in bins of a covariate, and the event-bootstrap
+replicates of coverage errors (for :func:`posteval.metrics.intervals.replicate_interval`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +13,7 @@ from scipy import stats
 
 from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, real_array,
                           samples_truth)
+from .uncertainty import bootstrap_means
 
 
 def pit(samples, truth) -> np.ndarray:
@@ -303,3 +306,59 @@ def conformal_interval_hits(cal_pred, cal_truth, pred, truth, level: float) -> n
         raise ValueError("pred: expected point predictions (n,) or (n, d), got samples")
     hits = test_score <= conformal_thresholds(cal_score, [level])[0]
     return hits[:, 0] if one_d else hits
+
+
+def local_coverage_error_replicates(covered: Sequence[np.ndarray], covariate, *, nominal: float, bins: int = 8,
+                                    n_boot: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Worst ``|coverage - nominal|`` over quantile bins of a covariate, per replicate and per event resample.
+
+    Parameters
+    ----------
+    covered : one (n,) boolean array per replicate (truth inside that replicate's interval)
+    covariate : (n,) values whose quantile bins are compared (e.g. the observation)
+    nominal : the intervals' nominal coverage
+    Returns
+    -------
+    (values (S,), replicates (B, S)) for :func:`~posteval.metrics.intervals.replicate_interval`.
+    """
+    hits = [np.asarray(c) for c in covered]
+    x = np.asarray(covariate, dtype=float)
+    if not hits or any(h.dtype != bool or h.shape != x.shape for h in hits):
+        raise ValueError(f"covered: expected one boolean array of shape {x.shape} per replicate")
+    if not 0 < nominal < 1:
+        raise ValueError(f"nominal: expected a level in (0, 1), got {nominal!r}")
+    in_bin = pd.get_dummies(pd.qcut(x, bins)).to_numpy(float)  # (n, bins) one-hot quantile bin
+    per_bin = [h[:, None] * in_bin for h in hits]
+    values = np.array([np.abs(p.sum(0) / in_bin.sum(0) - nominal).max() for p in per_bin])
+    boot = bootstrap_means([np.concatenate(per_bin, axis=1), in_bin], n_boot=n_boot, seed=seed)
+    coverage = boot[0].reshape(n_boot, len(hits), in_bin.shape[1]) / boot[1][:, None, :]
+    return values, np.abs(coverage - nominal).max(axis=2)
+
+
+def coverage_error_replicates(samples: Sequence[np.ndarray], truth, levels=DEFAULT_LEVELS, *, n_boot: int = 1000,
+                              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Raw coverage error (worst level, mean over dimensions) of samplers, and on event resamples.
+
+    Parameters
+    ----------
+    samples : one (n, m) or (n, m, d) array per sampler, all for the same ``truth`` (n,) or (n, d)
+    levels : nominal levels of the central intervals (as :func:`~posteval.metrics.coverage.coverage_curve`)
+    Returns
+    -------
+    (values (k,), replicates (n_boot, k)) for k samplers; every sampler is scored on the same
+    resampled events, so differences between samplers are paired. ``values`` equals
+    ``coverage_error(coverage_curve(s, truth, levels))`` averaged over dimensions.
+    """
+    lv = levels_array(levels)
+    if isinstance(samples, np.ndarray) or not len(samples):
+        raise ValueError("samples: expected a non-empty list of sample arrays (one per sampler)")
+    hits = []
+    for s in samples:
+        score = np.abs(2.0 * pit(s, truth) - 1.0)
+        score = score.reshape(len(score), -1)  # (n, d)
+        hits.append((score[:, None, :] <= lv[None, :, None]).reshape(len(score), -1).astype(float))
+    d = hits[0].shape[1] // lv.size
+    values = np.array([np.abs(h.mean(0).reshape(lv.size, d) - lv[:, None]).max(axis=0).mean() for h in hits])
+    boot = bootstrap_means(hits, n_boot=n_boot, seed=seed)
+    reps = [np.abs(b.reshape(n_boot, lv.size, d) - lv[None, :, None]).max(axis=1).mean(axis=1) for b in boot]
+    return values, np.stack(reps, axis=1)

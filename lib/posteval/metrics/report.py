@@ -366,3 +366,12 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
             lo, hi = _percentile(reps[key], ci)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi
     return out, reps
+
+
+def replicate_row(name: str, replicate: int, *, untrained=("oracle",)) -> str:
+    """Row name of one model and replicate in a replicated protocol table (an untrained model has one row).
+
+    >>> replicate_row("flow", 2), replicate_row("oracle", 2)
+    ('flow #2', 'oracle')
+    """
+    return name if name in untrained else f"{name} #{replicate}"

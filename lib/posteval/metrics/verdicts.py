@@ -1,135 +1,207 @@
-"""Verdicts from intervals: "yes", "no" or "not resolved" for a claimed effect, and intervals over seeds.
+"""Verdicts from intervals: "yes", "no" or "not resolved", their negation and combination, the
+best of several models, margins, equivalence, and Holm's control of the family-wise error rate.
 
-The decision rule (:func:`verdict`), for a claim that an effect is positive (``direction=+1``) or
-negative (``direction=-1``), given a 95 % interval ``[lo, hi]`` of the effect and an equivalence
-margin ``m >= 0``:
+The decision rule (:func:`verdict`), for the claim that an effect is positive (``direction=+1``)
+or negative (``direction=-1``), given its interval ``[lo, hi]`` at level 1 - alpha and an
+equivalence margin ``m >= 0``:
 
-* **yes** if the interval excludes 0 on the claimed side (``lo > 0`` for a positive claim,
-  ``hi < 0`` for a negative one);
-* **no** if the interval excludes 0 on the other side, or lies entirely within ``[-m, m]`` (the
-  effect, if any, is smaller than the margin: practically equivalent to none);
-* **not resolved** otherwise (the interval contains 0 and reaches beyond the margin).
+* **yes** if the interval excludes 0 on the claimed side (``lo > 0`` for a positive claim);
+* **no** if it excludes 0 on the other side, or lies entirely within ``[-m, m]`` (the effect, if
+  any, is smaller than the margin: practically none; an equivalence test, two one-sided tests at
+  alpha / 2 each);
+* **not resolved** otherwise.
 
-Intervals over seeds (one value per seed, or one paired difference per seed where two conditions
-share the seed's setup):
+A "yes" is a one-sided test at level alpha / 2. Over a family of claims, :func:`holm` adjusts
+their p-values (Holm 1979: sort p_(1) <= ... <= p_(k), p~_(j) = max_{i <= j} min(1, (k - i + 1)
+p_(i))), so that the probability of any false "yes" in the family stays at most alpha / 2 under
+any configuration of true and false nulls.
 
-* :func:`t_interval` / :func:`paired_t_interval`: Student-t interval of the mean, exact coverage
-  for normally distributed values at any number of seeds (the default for few seeds);
-* :func:`bootstrap_interval` / :func:`paired_bootstrap_interval`: percentile bootstrap of the
-  mean over seeds. It needs many seeds: with 3 it covers far less than its nominal level.
+References: S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Stat.
+6 (1979) 65; D. J. Schuirmann, "A comparison of the two one-sided tests procedure ...", J.
+Pharmacokinet. Biopharm. 15 (1987) 657 (equivalence); R. L. Berger, "Multiparameter hypothesis
+testing and acceptance sampling", Technometrics 24 (1982) 295 (intersection-union: a claim made of
+parts, each at level alpha, is a test at level alpha; :func:`all_of`).
+
+Example
+-------
+>>> verdict(0.1, 0.4), verdict(0.1, 0.4, direction=-1), verdict(-0.01, 0.02, margin=0.05)
+('yes', 'no', 'no')
+>>> negate("yes"), all_of("yes", "not resolved")
+('no', 'not resolved')
+>>> [round(float(p), 3) for p in holm([0.01, 0.04, 0.03])]
+[0.03, 0.06, 0.06]
 """
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import stats
+from collections.abc import Sequence
 
-from ._validation import level_value
+import numpy as np
 
 VERDICTS = ("yes", "no", "not resolved")
+NOT_RESOLVED = "not resolved"
 
-__all__ = ["VERDICTS", "verdict", "t_interval", "paired_t_interval", "bootstrap_interval",
-           "paired_bootstrap_interval", "seed_interval", "decide"]
-
-
-def _values(values, name: str, *, min_n: int = 2) -> np.ndarray:
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional (one value per seed), got shape {v.shape}")
-    if len(v) < min_n:
-        raise ValueError(f"{name} needs at least {min_n} values (seeds), got {len(v)}")
-    if not np.isfinite(v).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return v
+__all__ = ["VERDICTS", "NOT_RESOLVED", "verdict", "negate", "all_of", "beyond_margin", "within_margin", "holm",
+           "best_of", "lower", "unbeaten", "ranks_above_all", "ranking_flips"]
 
 
-def _level(level) -> float:
-    return level_value(level, "level")
-
-
-def _paired(a, b) -> np.ndarray:
-    a = _values(a, "a")
-    b = _values(b, "b")
-    if a.shape != b.shape:
-        raise ValueError(f"a and b must pair seed by seed: shapes {a.shape} and {b.shape}")
-    return a - b
-
-
-def verdict(lo: float, hi: float, *, direction: int = 1, margin: float = 0.0) -> str:
-    """"yes", "no" or "not resolved" for the claim "the effect has the sign of ``direction``".
-
-    Parameters
-    ----------
-    lo, hi : bounds of the effect's interval (``lo <= hi``)
-    direction : +1 (claim: effect > 0) or -1 (claim: effect < 0)
-    margin : equivalence margin ``m >= 0``; an interval inside ``[-m, m]`` gives "no"
-    """
+def _bounds(lo, hi) -> tuple[float, float]:
     lo, hi = float(lo), float(hi)
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError(f"lo and hi must be finite, got {lo!r}, {hi!r}")
     if lo > hi:
         raise ValueError(f"lo ({lo}) must not exceed hi ({hi})")
-    if direction not in (1, -1):
-        raise ValueError(f"direction must be +1 or -1, got {direction!r}")
+    return lo, hi
+
+
+def _margin(margin) -> float:
     margin = float(margin)
     if not np.isfinite(margin) or margin < 0:
         raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
-    slo, shi = (lo, hi) if direction == 1 else (-hi, -lo)  # interval of the effect in the claimed direction
+    return margin
+
+
+def verdict(lo: float, hi: float, *, direction: int = 1, margin: float = 0.0) -> str:
+    """"yes", "no" or "not resolved" for the claim "the effect has the sign of ``direction``".
+
+    >>> verdict(-0.3, -0.1, direction=-1)
+    'yes'
+    """
+    lo, hi = _bounds(lo, hi)
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 or -1, got {direction!r}")
+    margin = _margin(margin)
+    slo, shi = (lo, hi) if direction == 1 else (-hi, -lo)  # the interval in the claimed direction
     if slo > 0:
         return "yes"
     if shi < 0 or (-margin <= lo and hi <= margin):
         return "no"
-    return "not resolved"
+    return NOT_RESOLVED
 
 
-def t_interval(values, *, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``values`` and its Student-t interval: ``(mean, lo, hi)``."""
-    v = _values(values, "values")
-    level = _level(level)
-    m = float(v.mean())
-    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
-    return m, m - half, m + half
+def negate(word: str) -> str:
+    """The verdict of the opposite claim: "yes" <-> "no"; "not resolved" stays.
 
-
-def paired_t_interval(a, b, *, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``a - b`` over shared seeds and its Student-t interval: ``(mean, lo, hi)``."""
-    return t_interval(_paired(a, b), level=level)
-
-
-def bootstrap_interval(values, *, level: float = 0.95, n_boot: int = 4000, seed=0) -> tuple[float, float, float]:
-    """Mean of ``values`` and its percentile-bootstrap interval over seeds: ``(mean, lo, hi)``."""
-    v = _values(values, "values")
-    level = _level(level)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    means = v[rng.integers(0, len(v), (int(n_boot), len(v)))].mean(axis=1)
-    lo, hi = np.quantile(means, [0.5 - level / 2, 0.5 + level / 2])
-    return float(v.mean()), float(lo), float(hi)
-
-
-def paired_bootstrap_interval(a, b, *, level: float = 0.95, n_boot: int = 4000, seed=0) -> tuple[float, float, float]:
-    """Mean of ``a - b`` and its percentile-bootstrap interval, resampling seeds (pairs kept together)."""
-    return bootstrap_interval(_paired(a, b), level=level, n_boot=n_boot, seed=seed)
-
-
-def seed_interval(a, b=None, *, method: str = "t", level: float = 0.95, seed=0) -> tuple[float, float, float]:
-    """``(effect, lo, hi)`` of the mean of ``a`` (or of ``a - b``, paired by seed) by ``method`` "t" or "bootstrap"."""
-    if method == "t":
-        return t_interval(a, level=level) if b is None else paired_t_interval(a, b, level=level)
-    if method == "bootstrap":
-        return (bootstrap_interval(a, level=level, seed=seed) if b is None
-                else paired_bootstrap_interval(a, b, level=level, seed=seed))
-    raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
-
-
-def decide(a, b=None, *, direction: int = 1, margin: float = 0.0, method: str = "t", level: float = 0.95) -> dict:
-    """Effect, interval and verdict of a claim about ``mean(a)`` or ``mean(a - b)`` over seeds.
-
-    Returns
-    -------
-    dict with ``verdict``, ``effect``, ``effect_lo``, ``effect_hi``, ``n_seeds``
+    >>> negate("not resolved")
+    'not resolved'
     """
-    effect, lo, hi = seed_interval(a, b, method=method, level=level)
-    return {"verdict": verdict(lo, hi, direction=direction, margin=margin), "effect": effect,
-            "effect_lo": lo, "effect_hi": hi, "n_seeds": len(np.asarray(a))}
+    if word not in VERDICTS:
+        raise ValueError(f"word: expected one of {VERDICTS}, got {word!r}")
+    return {"yes": "no", "no": "yes"}.get(word, NOT_RESOLVED)
+
+
+def all_of(*verdicts: str) -> str:
+    """One verdict of a claim made of parts: "yes" if all are, "no" if any is, else "not resolved".
+
+    >>> all_of("yes", "yes"), all_of("yes", "no", "not resolved")
+    ('yes', 'no')
+    """
+    if not verdicts:
+        raise ValueError("all_of needs at least one verdict")
+    for v in verdicts:
+        if v not in VERDICTS:
+            raise ValueError(f"verdicts must be among {VERDICTS}, got {v!r}")
+    if "no" in verdicts:
+        return "no"
+    return "yes" if all(v == "yes" for v in verdicts) else NOT_RESOLVED
+
+
+def beyond_margin(lo: float, hi: float, margin: float) -> str:
+    """"yes" if ``[lo, hi]`` lies outside ``[-margin, margin]`` (``|effect| > margin``), "no" if
+    inside, else "not resolved".
+
+    >>> beyond_margin(0.2, 0.3, 0.1)
+    'yes'
+    """
+    lo, hi = _bounds(lo, hi)
+    margin = _margin(margin)
+    if lo > margin or hi < -margin:
+        return "yes"
+    if -margin <= lo and hi <= margin:
+        return "no"
+    return NOT_RESOLVED
+
+
+def within_margin(lo: float, hi: float, margin: float) -> str:
+    """Equivalence: "yes" if ``[lo, hi]`` lies inside ``[-margin, margin]``, "no" if outside, else
+    "not resolved" (the negation of :func:`beyond_margin`).
+
+    >>> within_margin(-0.01, 0.02, 0.05)
+    'yes'
+    """
+    return negate(beyond_margin(lo, hi, margin))
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (same order as the input); NaN stays NaN (not tested).
+
+    >>> holm([0.2, 0.001])
+    array([0.2  , 0.002])
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"pvalues: expected a 1-D sequence, got shape {p.shape}")
+    ok = np.isfinite(p)
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise ValueError("pvalues: every p-value must lie in [0, 1]")
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(ok)
+    k = idx.size
+    if k == 0:
+        return out
+    order = idx[np.argsort(p[idx], kind="stable")]
+    adj = np.minimum(1.0, np.maximum.accumulate((k - np.arange(k)) * p[order]))
+    out[order] = adj
+    return out
+
+
+def best_of(measure, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
+    """The candidate with the lowest ``metric`` and the verdict on "it is lower than every other
+    candidate" (:func:`all_of` the paired comparisons, an intersection-union test).
+
+    ``measure`` is a :class:`posteval.metrics.intervals.Measurements`.
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> x = np.linspace(0, 1, 50)
+    >>> best_of(Measurements(event_scores={"crps": {"a": x, "b": x + 1, "c": x + 2}}), "crps", ["a", "b", "c"])
+    ('a', 'yes')
+    """
+    if len(candidates) < 2:
+        raise ValueError(f"best_of needs at least two candidates, got {list(candidates)}")
+    leader = min(candidates, key=lambda m: measure.estimate(metric, m))
+    words = [verdict(*measure.difference(metric, leader, other).at_level(measure.level), direction=-1)
+             for other in candidates if other != leader]
+    return leader, all_of(*words)
+
+
+def lower(measure, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
+    """Verdict on "a is lower than b on ``metric``" (the paired interval of a - b, direction -1).
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> x = np.linspace(0, 1, 50)
+    >>> lower(Measurements(event_scores={"crps": {"a": x, "b": x + 1}}), "crps", "a", "b")
+    'yes'
+    """
+    return verdict(*measure.difference(metric, a, b).at_level(measure.level), direction=-1, margin=margin)
+
+
+def unbeaten(measure, metric: str, candidates: Sequence[str]) -> list[str]:
+    """The candidates that no other candidate is lower than (resolved) on ``metric``."""
+    beaten = {b for a in candidates for b in candidates if a != b and lower(measure, metric, a, b) == "yes"}
+    return [name for name in candidates if name not in beaten]
+
+
+def ranks_above_all(measure, metric: str, a: str, candidates: Sequence[str]) -> str:
+    """:func:`all_of` "a is lower than b" over every other candidate b."""
+    return all_of(*(lower(measure, metric, a, b) for b in candidates if b != a))
+
+
+def ranking_flips(measure, pointwise: str, distributional: str, candidates: Sequence[str]) -> str:
+    """"yes" if every candidate unbeaten under ``pointwise`` is beaten under ``distributional``;
+    "no" if one of them is lower than every other under ``distributional``; else "not resolved"."""
+    leaders = unbeaten(measure, pointwise, candidates)
+    beaten = [any(lower(measure, distributional, b, w) == "yes" for b in candidates if b != w) for w in leaders]
+    if all(beaten):
+        return "yes"
+    wins = [ranks_above_all(measure, distributional, w, candidates) == "yes" for w in leaders]
+    return "no" if any(wins) else NOT_RESOLVED

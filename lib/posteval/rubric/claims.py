@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..metrics.verdicts import decide, t_interval
+from ..metrics.intervals import paired_seed_interval, seed_interval
+from ..metrics.verdicts import verdict
 
 #: Equivalence margin of every claim (accuracy or rate points): an interval inside [-MARGIN, MARGIN] is "no".
 #: 0: with three seeds an interval's width changes with the machine's kernels enough to turn an equivalence
@@ -95,7 +96,9 @@ def evaluate_claim(claim: Claim, final: pd.DataFrame, history: pd.DataFrame, *, 
     if len(both) < 2:
         return {**out, "verdict": "not resolved", "effect": np.nan, "effect_lo": np.nan, "effect_hi": np.nan,
                 "measured": False}
-    d = decide(a.loc[both].to_numpy(), b.loc[both].to_numpy(), direction=claim.direction, margin=margin)
+    iv = paired_seed_interval(a.loc[both].to_numpy(), b.loc[both].to_numpy())
+    d = {"verdict": verdict(iv.lo, iv.hi, direction=claim.direction, margin=margin), "effect": iv.estimate,
+         "effect_lo": iv.lo, "effect_hi": iv.hi, "n_seeds": len(both)}
     return {**out, **d, "measured": True}
 
 
@@ -140,7 +143,7 @@ def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep",
             v = g[m].to_numpy(dtype=float)
             if len(v) < 2 or not np.isfinite(v).all():
                 continue
-            _, lo, hi = t_interval(v)
+            _, lo, hi = seed_interval(v)
             out[f"{prefix}{m}_lo.{c}"] = lo
             out[f"{prefix}{m}_hi.{c}"] = hi
     return out

@@ -1,0 +1,520 @@
+"""Intervals of the protocol's numbers: one result type, one layout, one rule per kind of statistic.
+
+Conventions (written once, here, for the whole package):
+
+* **Layout: the sampled axis first.** Per-event scores are ``(n,)`` (one seed, or a model that is
+  not trained) or ``(n, S)`` (S training seeds scored on the same n test events); event-bootstrap
+  replicates of a statistic are ``(B, S)``, the same resampled events in every column
+  (:func:`posteval.metrics.uncertainty.bootstrap_means`); per-seed values are ``(S,)``.
+* **Sign and verb: a paired difference is a - b**, and one verb asks the question: ``lower``
+  ("a is lower than b", lower is better for every score of the protocol).
+* **Level:** a number in (0, 1), checked by one validator (:func:`posteval.metrics._validation.level_value`).
+
+The rules (the variances are of the estimate; t is Student's quantile with S - 1 degrees of
+freedom, z the normal one, both at (1 + level) / 2):
+
+1. :func:`event_interval`, a mean over events and seeds of per-event scores ``x_is``:
+   ``V_seed = var_s(mean_i x_is) / S``, ``V_event = var_i(mean_s x_is) / n`` and the interval
+   ``mean +- sqrt(t^2 V_seed + z^2 V_event)``: each part's half-width at its own quantile, added in
+   quadrature. With one seed it is the normal event interval, with no event noise the Student-t
+   interval over seeds. Welch-Satterthwaite degrees of freedom instead under-cover at three seeds:
+   a small sample variance of the seeds also makes the degrees of freedom large. The seed term also
+   holds each seed's own event noise, so the interval is conservative, never too narrow.
+2. :func:`replicate_interval`, a statistic that is not an event mean (a spectrum chi^2/ndf, a
+   coverage error, a ratio): per-seed values ``v_s`` and their event-bootstrap replicates
+   ``r_bs``. ``V_seed = var_s(v_s) / S``, ``V_event = var_b(mean_s r_bs)``, the same half-width rule.
+   With one seed it is the percentile interval of the replicates (and its p-value their counts).
+3. :func:`seed_interval`, values of independent seeds that each drew their own test events (the
+   event noise is inside each value): the Student-t interval over seeds.
+
+**Inside the statistic's range.** ``transform="log"`` (positive statistics: chi^2/ndf, coverage
+errors, ratios) and ``"logit"`` (fractions in (0, 1)) compute the rule on that scale around the
+transformed estimate (the delta method for event means) and map the interval back, so that it never
+leaves the range; differences of statistics use the identity.
+
+**p-values are the intervals' duals.** :meth:`Interval.p_value` of a value ``theta_0`` is one minus
+the level at which the interval just reaches ``theta_0`` (rule 1 or 2), or the bootstrap count
+(one seed): a two-sided p below 1 - level exactly when the interval excludes ``theta_0``. This is
+what Holm's adjustment (:func:`posteval.metrics.verdicts.holm`) and the claims table use.
+
+Reference: the rule is a two-stage (training, test-set) random-effects variance, e.g. Bouthillier
+et al., "Accounting for variance in machine learning benchmarks", MLSys 2021; Efron & Tibshirani,
+*An Introduction to the Bootstrap* (1993), ch. 13 (percentile intervals) and ch. 16 (tests).
+
+Example
+-------
+>>> rng = np.random.default_rng(0)
+>>> scores = 1.0 + rng.normal(0, 1, (2000, 3)) + rng.normal(0, 0.05, 3)   # (events, seeds)
+>>> iv = event_interval(scores)
+>>> bool(iv.lo < 1.0 < iv.hi), iv.n_seeds, iv.n_events
+(True, 3, 2000)
+>>> bool(iv.p_value(0.0) < 0.01)     # 3 seeds: Student-t with 2 degrees of freedom in the seed part
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from ._validation import level_value, positive_int, real_array
+
+__all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
+           "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "combine_estimates", "Measurements", "TRANSFORMS",
+           "MIN_SEEDS_EQUIVALENCE"]
+
+MIN_SEEDS_EQUIVALENCE = 5
+"""Fewest seeds for an equivalence verdict (an interval inside a margin) when training varies:
+with S seeds the sample sd of the seeds is within a factor [0.16, 1.92] of the true sd (95 %) at
+S = 3, [0.35, 1.67] at S = 5, so at 3 the width of the interval, on which "inside the margin"
+rests, is itself unknown."""
+
+_TINY_P = 1e-16
+
+
+def _log(x):
+    return np.log(x)
+
+
+def _logit(x):
+    return np.log(x) - np.log1p(-x)
+
+
+def _expit(y):
+    return 1.0 / (1.0 + np.exp(-y))
+
+
+#: name -> (forward, inverse, derivative of forward, range check, range text)
+TRANSFORMS: dict[str, tuple[Callable, Callable, Callable, Callable, str]] = {
+    "identity": (lambda x: x, lambda y: y, lambda x: np.ones_like(np.asarray(x, float)), lambda x: True, "real"),
+    "log": (_log, np.exp, lambda x: 1.0 / np.asarray(x, float), lambda x: bool(np.all(np.asarray(x) > 0)), "> 0"),
+    "logit": (_logit, _expit, lambda x: 1.0 / (np.asarray(x, float) * (1 - np.asarray(x, float))),
+              lambda x: bool(np.all((np.asarray(x) > 0) & (np.asarray(x) < 1))), "in (0, 1)"),
+}
+
+
+def _transform(name: str):
+    if name not in TRANSFORMS:
+        raise ValueError(f"transform: expected one of {tuple(TRANSFORMS)}, got {name!r}")
+    return TRANSFORMS[name]
+
+
+def _half_width(seed_var: float, event_var: float, n_seeds: int, level: float) -> float:
+    q = 0.5 + level / 2
+    t = stats.t.ppf(q, n_seeds - 1) if n_seeds > 1 else 0.0
+    return float(np.sqrt(t**2 * seed_var + stats.norm.ppf(q) ** 2 * event_var))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate, its interval at ``level``, and the parts behind it.
+
+    ``seed_var`` and ``event_var`` are the variances of the estimate on the ``transform`` scale
+    (training seeds; test events), ``n_seeds`` / ``n_events`` the design (``n_events`` None where
+    the events enter only through bootstrap replicates). ``replicates`` (one seed, rule 2) are kept
+    for the percentile p-value.
+    """
+
+    estimate: float
+    lo: float
+    hi: float
+    level: float
+    seed_var: float
+    event_var: float
+    n_seeds: int
+    n_events: int | None
+    transform: str = "identity"
+    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __iter__(self):
+        """``mean, lo, hi = interval`` unpacks the three numbers."""
+        return iter((self.estimate, self.lo, self.hi))
+
+    @property
+    def seed_sd(self) -> float:
+        """sd of one seed's estimate (training variance), on the transform scale."""
+        return float(np.sqrt(self.seed_var * self.n_seeds))
+
+    @property
+    def event_sd(self) -> float:
+        """sd of the estimate from the test events, on the transform scale."""
+        return float(np.sqrt(self.event_var))
+
+    def at_level(self, level: float) -> tuple[float, float]:
+        """The interval's bounds at another level (the same rule and parts)."""
+        level = level_value(level)
+        fwd, inv, *_ = _transform(self.transform)
+        if self.replicates is not None:
+            lo, hi = np.quantile(self.replicates, [0.5 - level / 2, 0.5 + level / 2])
+            return float(lo), float(hi)
+        c = float(fwd(self.estimate))
+        h = _half_width(self.seed_var, self.event_var, self.n_seeds, level)
+        return float(inv(c - h)), float(inv(c + h))
+
+    def p_value(self, null: float = 0.0, alternative: str = "two-sided") -> float:
+        """p-value of ``estimate == null`` (``alternative``: "two-sided"; "greater": the claim
+        estimate > null; "less": estimate < null), the dual of the interval: two-sided p < 1 - level
+        exactly when ``[lo, hi]`` excludes ``null``.
+
+        >>> iv = Interval(1.0, 0.5, 1.5, 0.95, 0.0, (0.5 / 1.959964) ** 2, 1, 100)
+        >>> round(iv.p_value(0.0), 4), round(iv.p_value(0.0, "greater"), 4)
+        (0.0001, 0.0)
+        """
+        if alternative not in ("two-sided", "greater", "less"):
+            raise ValueError(f"alternative: expected 'two-sided', 'greater' or 'less', got {alternative!r}")
+        null = float(null)
+        if not np.isfinite(null):
+            raise ValueError(f"null: expected a finite number, got {null!r}")
+        fwd, _, _, ok, text = _transform(self.transform)
+        if not ok(null):
+            raise ValueError(f"null: {null!r} is outside the range ({text}) of a {self.transform}-scale interval")
+        if self.replicates is not None:
+            r = self.replicates
+            b = r.size
+            greater = (np.sum(r <= null) + 1) / (b + 1)  # H0: theta <= null
+            less = (np.sum(r >= null) + 1) / (b + 1)
+            two = min(1.0, 2 * min(greater, less))
+            return float({"two-sided": two, "greater": min(1.0, greater), "less": min(1.0, less)}[alternative])
+        d = float(fwd(self.estimate)) - float(fwd(null))
+        if self.seed_var + self.event_var == 0:
+            two = 1.0 if d == 0 else 0.0
+        elif d == 0:
+            two = 1.0
+        else:
+            f = lambda lv: _half_width(self.seed_var, self.event_var, self.n_seeds, lv) - abs(d)  # noqa: E731
+            top = 1 - _TINY_P
+            two = _TINY_P if f(top) < 0 else 1.0 - optimize.brentq(f, 0.0, top, xtol=1e-14)
+        if alternative == "two-sided":
+            return float(two)
+        right = d > 0 if alternative == "greater" else d < 0
+        return float(two / 2 if right else 1 - two / 2)
+
+
+def _build(estimate: float, c: float, seed_var: float, event_var: float, n_seeds: int, n_events, level: float,
+           transform: str, replicates=None) -> Interval:
+    _, inv, *_ = _transform(transform)
+    if replicates is not None:
+        lo, hi = np.quantile(replicates, [0.5 - level / 2, 0.5 + level / 2])
+        lo, hi = min(float(lo), estimate), max(float(hi), estimate)  # a percentile interval may miss a skewed estimate
+    else:
+        h = _half_width(seed_var, event_var, n_seeds, level)
+        lo, hi = float(inv(c - h)), float(inv(c + h))
+    return Interval(float(estimate), lo, hi, level, float(seed_var), float(event_var), int(n_seeds), n_events,
+                    transform, None if replicates is None else np.asarray(replicates, float))
+
+
+def _scores(scores, name: str) -> np.ndarray:
+    s = real_array(scores, name)
+    if s.ndim == 1:
+        s = s[:, None]
+    if s.ndim != 2:
+        raise ValueError(f"{name}: expected per-event scores (events,) or (events, seeds), got shape {s.shape}")
+    if s.shape[0] < 2:
+        raise ValueError(f"{name}: needs at least 2 events on the first axis, got shape {s.shape} (layout: events "
+                         f"first, (n, S))")
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return s
+
+
+def event_interval(scores, *, level: float = 0.95, transform: str = "identity") -> Interval:
+    """Rule 1: the mean of per-event ``scores`` (n,) or (n, S) and its seed-and-event interval.
+
+    ``transform`` ("log" for positive scores, "logit" for fractions in (0, 1)) puts the rule on
+    that scale by the delta method (variances times f'(mean)^2) and maps the bounds back.
+
+    >>> event_interval(np.array([0.0, 1.0] * 50)).n_events
+    100
+    """
+    level = level_value(level)
+    s = _scores(scores, "scores")
+    fwd, _, deriv, ok, text = _transform(transform)
+    n, k = s.shape
+    mean = float(s.mean())
+    if not ok(mean):
+        raise ValueError(f"scores: mean {mean!r} is outside the range ({text}) of transform {transform!r}")
+    g2 = float(deriv(mean)) ** 2
+    v_event = float(s.mean(axis=1).var(ddof=1)) / n * g2
+    v_seed = float(s.mean(axis=0).var(ddof=1)) / k * g2 if k > 1 else 0.0
+    return _build(mean, float(fwd(mean)), v_seed, v_event, k, n, level, transform)
+
+
+def stack_seeds(per_seed) -> np.ndarray:
+    """Per-event scores of several seeds as one ``(events, seeds)`` array; one column when every
+    seed gave the same scores (a model that is not trained), so that it is not credited with seed
+    noise it does not have.
+
+    >>> stack_seeds([np.ones(4), np.ones(4)]).shape
+    (4, 1)
+    """
+    cols = [real_array(c, f"per_seed[{i}]") for i, c in enumerate(per_seed)]
+    if not cols or any(c.ndim != 1 or c.shape != cols[0].shape for c in cols):
+        raise ValueError("per_seed: expected a non-empty list of 1-D per-event score arrays of one length")
+    out = np.stack(cols, axis=1)
+    return out[:, :1] if all(np.array_equal(cols[0], c) for c in cols[1:]) else out
+
+
+def _pair(a, b, names=("a", "b")) -> tuple[np.ndarray, np.ndarray]:
+    """Broadcast two (n, S) blocks: a one-column (untrained) model pairs with every seed of the other."""
+    a, b = _scores(a, names[0]), _scores(b, names[1])
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"{names[0]} and {names[1]} must score the same events: {a.shape[0]} and {b.shape[0]}")
+    if a.shape[1] != b.shape[1] and 1 not in (a.shape[1], b.shape[1]):
+        raise ValueError(f"{names[0]} and {names[1]} must pair seed by seed: {a.shape[1]} and {b.shape[1]} seeds")
+    return np.broadcast_arrays(a, b)
+
+
+def paired_event_interval(a, b, *, level: float = 0.95) -> Interval:
+    """Rule 1 on ``a - b`` (same events, same seeds; a one-column model pairs with every seed).
+
+    >>> x = np.arange(10.0)
+    >>> paired_event_interval(x + 1, x).estimate
+    1.0
+    """
+    a, b = _pair(a, b)
+    return event_interval(a - b, level=level)
+
+
+def _values(values, name: str, min_n: int = 1) -> np.ndarray:
+    v = real_array(values, name)
+    v = np.atleast_1d(v)
+    if v.ndim != 1:
+        raise ValueError(f"{name}: expected one value per seed (S,), got shape {v.shape}")
+    if v.size < min_n:
+        raise ValueError(f"{name}: needs at least {min_n} values (seeds), got {v.size}")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return v
+
+
+def replicate_interval(values, replicates, *, level: float = 0.95, transform: str = "identity") -> Interval:
+    """Rule 2: the seed mean of a statistic that is not an event mean, from per-seed ``values`` (S,)
+    and event-bootstrap ``replicates`` (B, S) (the same resampled events in every column).
+
+    With S = 1 the interval is the percentile interval of the replicates (inside the statistic's
+    range by construction); with S >= 2 the seed-and-event rule on the ``transform`` scale.
+
+    >>> rng = np.random.default_rng(1)
+    >>> iv = replicate_interval([0.8, 1.1, 0.9], 1.0 + 0.1 * rng.normal(size=(200, 3)), transform="log")
+    >>> bool(0 < iv.lo < iv.estimate < iv.hi)
+    True
+    """
+    level = level_value(level)
+    v = _values(values, "values")
+    r = real_array(replicates, "replicates")
+    if r.ndim == 1 and v.size == 1:
+        r = r[:, None]
+    if r.ndim != 2 or r.shape[1] != v.size or r.shape[0] < 2:
+        raise ValueError(f"replicates: expected (B >= 2, {v.size}) (resamples first, one column per seed), got "
+                         f"shape {r.shape}")
+    if not np.isfinite(r).all():
+        raise ValueError("replicates: contains NaN or infinite values")
+    fwd, _, _, ok, text = _transform(transform)
+    if not (ok(v) and ok(r)):
+        raise ValueError(f"values and replicates must lie in the range ({text}) of transform {transform!r}")
+    s = v.size
+    mean = float(v.mean())
+    if s == 1:
+        return _build(mean, float(fwd(mean)), 0.0, float(r[:, 0].var(ddof=1)), 1, None, level, transform,
+                      replicates=r[:, 0])
+    fv = fwd(v)
+    seed_var = float(fv.var(ddof=1)) / s
+    event_var = float(fwd(r).mean(axis=1).var(ddof=1))
+    return _build(mean, float(fwd(mean)), seed_var, event_var, s, None, level, transform)
+
+
+def seed_interval(values, *, level: float = 0.95, transform: str = "identity") -> Interval:
+    """Rule 3: the mean of per-seed ``values`` (S,) and its Student-t interval over seeds, for seeds
+    that each drew their own test events (the event noise is inside each value). A value that is the
+    same for every seed (an untrained model) is exact.
+
+    >>> seed_interval([1.0, 2.0, 3.0]).lo < 2.0
+    True
+    """
+    level = level_value(level)
+    v = _values(values, "values")
+    fwd, _, _, ok, text = _transform(transform)
+    if not ok(v):
+        raise ValueError(f"values must lie in the range ({text}) of transform {transform!r}")
+    mean = float(v.mean())
+    if np.ptp(v) == 0:
+        return _build(mean, float(fwd(mean)), 0.0, 0.0, v.size, None, level, transform)
+    if v.size < 2:
+        raise ValueError("values: one seed gives no interval over seeds")
+    fv = fwd(v)
+    return _build(mean, float(fwd(mean)), float(fv.var(ddof=1)) / v.size, 0.0, v.size, None, level, transform)
+
+
+def paired_seed_interval(a, b, *, level: float = 0.95) -> Interval:
+    """Rule 3 on ``a - b`` paired seed by seed (a single value pairs with every seed)."""
+    a, b = _values(a, "a"), _values(b, "b")
+    if a.size != b.size and 1 not in (a.size, b.size):
+        raise ValueError(f"a and b must pair seed by seed: {a.size} and {b.size} values")
+    return seed_interval(np.subtract(*np.broadcast_arrays(a, b)), level=level)
+
+
+def required_seeds(seed_sd: float, event_sd: float, half_width: float, *, level: float = 0.95,
+                   max_seeds: int = 1000) -> int | None:
+    """Smallest number of seeds whose rule-1/2 half-width is at most ``half_width``, if the measured
+    parts stay: the training sd of one seed ``seed_sd`` and the test-set sd ``event_sd`` (a fixed
+    test set, which more seeds do not shrink). None when no number up to ``max_seeds`` reaches it.
+
+    >>> required_seeds(1.0, 0.0, 1.0)
+    7
+    """
+    for name, x in (("seed_sd", seed_sd), ("event_sd", event_sd)):
+        if not np.isfinite(x) or x < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
+    if not np.isfinite(half_width) or half_width <= 0:
+        raise ValueError(f"half_width must be a finite number > 0, got {half_width!r}")
+    level = level_value(level)
+    for s in range(2, positive_int(max_seeds, "max_seeds", 2) + 1):
+        if _half_width(seed_sd**2 / s, event_sd**2, s, level) <= half_width:
+            return s
+    return None
+
+
+def replicates_to_resolve(iv: Interval, boundary: float, margin: float) -> str:
+    """How many seeds would resolve a claim about ``iv`` against ``boundary`` (equivalence within
+    ``margin`` or a direction, whichever is nearer) if its mean and parts stayed (test set fixed)."""
+    if iv.transform != "identity":
+        raise ValueError("replicates_to_resolve: needs an identity-scale interval")
+    distance = abs(iv.estimate - boundary)
+    equivalence = margin - distance > distance  # the nearer verdict is "within the margin"
+    need = required_seeds(iv.seed_sd, iv.event_sd, margin - distance if equivalence else distance, level=iv.level)
+    if need is None:
+        return "a larger test set"
+    return f"{max(need, MIN_SEEDS_EQUIVALENCE) if equivalence else need} replicates"
+
+
+def combine_estimates(f: Callable, *estimates: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A function of several rule-2 estimates ``(values (S,), replicates (B, S))``, applied per seed
+    and per event resample (so that it stays paired), e.g. a ratio of two models' chi^2.
+
+    >>> v, r = combine_estimates(np.divide, (np.array([2.0]), np.full((3, 1), 2.0)), (np.array([1.0]), np.ones((3, 1))))
+    >>> float(v[0]), r.shape
+    (2.0, (3, 1))
+    """
+    if not estimates:
+        raise ValueError("combine_estimates needs at least one (values, replicates) estimate")
+    return f(*(np.asarray(v, float) for v, _ in estimates)), f(*(np.asarray(r, float) for _, r in estimates))
+
+
+# ---------------------------------------------------------------------------------------------
+# what a chapter measured, and the intervals of its values and differences
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Measurements:
+    """Per model and metric what a chapter measured, and the interval of any value or difference.
+
+    Parameters
+    ----------
+    event_scores : {metric: {model: (n,) or (n, S) per-event scores}} (rule 1)
+    replicated : {metric: {model: (values (S,), replicates (B, S))}} (rule 2; the same resampled
+        events for every model and seed, so that differences stay paired)
+    seed_values : {metric: {model: (S,)}} (rule 3: each seed its own test events)
+    transforms : {metric: transform} for the values of positive or fractional statistics
+    untrained : models measured once, paired with every seed of the others
+
+    ``value(metric, a)`` is the interval of metric(a); ``difference(metric, a, b)`` that of
+    metric(a) - metric(b), paired (rule of the metric's kind, identity scale).
+
+    >>> m = Measurements(event_scores={"crps": {"a": np.arange(10.0), "b": np.arange(10.0) + 1}})
+    >>> m.difference("crps", "a", "b").estimate
+    -1.0
+    """
+
+    event_scores: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    replicated: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    seed_values: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    transforms: Mapping[str, str] = field(default_factory=dict)
+    level: float = 0.95
+
+    def __post_init__(self):
+        self.level = level_value(self.level)
+        kinds = [set(self.event_scores), set(self.replicated), set(self.seed_values)]
+        both = (kinds[0] & kinds[1]) | (kinds[0] & kinds[2]) | (kinds[1] & kinds[2])
+        if both:
+            raise ValueError(f"metrics measured in two ways: {sorted(both)}")
+        for metric, t in self.transforms.items():
+            _transform(t)
+
+    @property
+    def metrics(self) -> list[str]:
+        return [*self.event_scores, *self.replicated, *self.seed_values]
+
+    def models(self, metric: str) -> list[str]:
+        return list(self._table(metric))
+
+    def _table(self, metric: str) -> Mapping:
+        for table in (self.event_scores, self.replicated, self.seed_values):
+            if metric in table:
+                return table[metric]
+        raise ValueError(f"metric {metric!r}: not measured (measured: {self.metrics})")
+
+    def _entry(self, metric: str, model: str):
+        table = self._table(metric)
+        if model not in table:
+            raise ValueError(f"model {model!r}: no {metric!r} measured (models: {list(table)})")
+        return table[model]
+
+    def value(self, metric: str, model: str, *, level: float | None = None) -> Interval:
+        """Interval of ``metric(model)`` (on the metric's transform scale, mapped back)."""
+        level = self.level if level is None else level
+        t = self.transforms.get(metric, "identity")
+        e = self._entry(metric, model)
+        if metric in self.event_scores:
+            return event_interval(e, level=level, transform=t)
+        if metric in self.replicated:
+            return replicate_interval(*e, level=level, transform=t)
+        return seed_interval(e, level=level, transform=t)
+
+    def difference(self, metric: str, a: str, b: str, *, level: float | None = None) -> Interval:
+        """Interval of ``metric(a) - metric(b)``, paired over seeds and events."""
+        level = self.level if level is None else level
+        ea, eb = self._entry(metric, a), self._entry(metric, b)
+        if metric in self.event_scores:
+            return paired_event_interval(ea, eb, level=level)
+        if metric in self.replicated:
+            (va, ra), (vb, rb) = ea, eb
+            va, vb = np.broadcast_arrays(_values(va, "values"), _values(vb, "values"))
+            ra, rb = np.broadcast_arrays(np.asarray(ra, float).reshape(len(ra), -1),
+                                         np.asarray(rb, float).reshape(len(rb), -1))
+            return replicate_interval(va - vb, ra - rb, level=level)
+        return paired_seed_interval(ea, eb, level=level)
+
+    def estimate(self, metric: str, model: str) -> float:
+        """The point value of ``metric(model)`` (the seed mean)."""
+        return self.value(metric, model).estimate
+
+    @classmethod
+    def from_replicated_table(cls, table: pd.DataFrame, replicates: Mapping[str, np.ndarray], rows: Callable,
+                              models: Sequence[str], *, transforms: Mapping[str, str] | None = None,
+                              derived: Mapping[str, Callable] | None = None, level: float = 0.95) -> Measurements:
+        """Measurements from a replicated protocol table: ``table`` indexed by row name, with
+        ``replicates[metric]`` (B, rows) event-bootstrap values in the table's row order and
+        ``rows(model)`` the model's row names (one per seed; one row for an untrained model).
+        ``derived``: {name: f(table_values, replicate_values, model)} returning (values, replicates)
+        of a metric computed from the others per seed and resample (e.g. a ratio to a reference)."""
+        position = {name: i for i, name in enumerate(table.index)}
+        out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        for metric, reps in replicates.items():
+            reps = np.asarray(reps, float)
+            if metric not in table.columns or reps.ndim != 2 or reps.shape[1] != len(table):
+                raise ValueError(f"replicates[{metric!r}]: expected a table column and (B, {len(table)}) values, got "
+                                 f"shape {reps.shape}")
+            out[metric] = {}
+            for model in models:
+                names = list(rows(model))
+                missing = [r for r in names if r not in position]
+                if missing:
+                    raise ValueError(f"model {model!r}: no rows {missing} in the table")
+                out[metric][model] = (table.loc[names, metric].to_numpy(float), reps[:, [position[r] for r in names]])
+        measured = cls(replicated=out, transforms=dict(transforms or {}), level=level)
+        for name, f in (derived or {}).items():
+            out[name] = {model: f(measured, model) for model in models}
+        return measured
