@@ -2,18 +2,19 @@
 # One chapter at full scale on one GPU machine, kept as results/full/NN_name.json with its
 # provenance (clean commit, device, library versions, sizes in the parameters, seconds).
 # Usage, from the repository root of a clean checkout:
-#   bash scripts/run_full.sh 02|03 [--cpu] [--set KEY=VALUE ...]
+#   bash scripts/run_full.sh 01|02|03 [--cpu] [--set KEY=VALUE ...]
 # --cpu runs without a GPU (the CPU stand-in when none is lent); --set changes one parameter of
 # the full profile (e.g. --set n_train=200000 --set training.max_seconds=600). The record keeps
 # profile "full" and lists every change under meta.overrides with the value it replaced, and the
 # chapter's "at full scale" section says which sizes were shrunk.
+#   01: no training on a GPU: 2e6 evaluation events, 20 repeats (~5 min on a CPU; use --cpu).
 #   02: 1e6 training events, 5 seeds x 6 learned models.
 #   03: generates 1e6 events in mode "full" (~9 min on 16 processes), trains 5 seeds x 4 models
 #       with the nu2flows architecture (<= 50 min: max_seconds per model), ~1 h in all.
 # Chapter 4's sweep keeps its own record: python -m posteval.rubric.sweep (see book/running_at_scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CHAPTER=${1:?usage: bash scripts/run_full.sh 02|03 [--cpu] [--set KEY=VALUE ...]}
+CHAPTER=${1:?usage: bash scripts/run_full.sh 01|02|03 [--cpu] [--set KEY=VALUE ...]}
 shift
 CPU=0
 SETS=()
@@ -26,9 +27,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$CHAPTER" in
+  01) STEM=01_total_variance ;;
   02) STEM=02_synthetic_bimodal ;;
   03) STEM=03_top_quark ;;
-  *) echo "error: chapter $CHAPTER has no full run here (02 or 03)" >&2; exit 2 ;;
+  *) echo "error: chapter $CHAPTER has no full run here (01, 02 or 03)" >&2; exit 2 ;;
 esac
 PY=${PY:-.venv/bin/python}
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
