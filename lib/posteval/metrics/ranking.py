@@ -23,6 +23,7 @@ Scand. J. Statist. 6 (1979) 65-70.
 
 Example
 -------
+>>> from posteval.metrics.verdicts import holm   # the one Holm adjustment of the package
 >>> holm([0.01, 0.04, 0.03])
 array([0.03, 0.06, 0.06])
 """
@@ -38,24 +39,9 @@ from scipy import stats
 from .calibration import signed_coverage_from_inside, spread_summary, tarp_indicators, tarp_summary
 from .coverage import coverage_noise_floor
 from .uncertainty import _ci, bootstrap_means, percentile_interval
-from .verdicts import verdict
+from .verdicts import holm, verdict
 
 LOWER_IS_BETTER = ("crps", "energy_score", "rmse", "mae")
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm step-down adjusted p-values: p_(i) -> max_{j <= i} min(1, (k - j + 1) p_(j)), in input order."""
-    p = np.asarray(pvalues, dtype=float)
-    if p.ndim != 1:
-        raise ValueError(f"pvalues: expected a 1-D array, got shape {p.shape}")
-    if p.size and (not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1):
-        raise ValueError("pvalues: expected finite values in [0, 1]")
-    k = p.size
-    order = np.argsort(p, kind="stable")
-    adjusted = np.minimum(1.0, np.maximum.accumulate((k - np.arange(k)) * p[order]))
-    out = np.empty(k)
-    out[order] = adjusted
-    return out
 
 
 def _normal_pvalue(diff: float, reps: np.ndarray) -> float:
