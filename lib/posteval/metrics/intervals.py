@@ -235,6 +235,8 @@ def event_interval(scores, *, level: float = 0.95, transform: str = "identity") 
     fwd, _, deriv, ok, text = _transform(transform)
     n, k = s.shape
     mean = float(s.mean())
+    if np.ptp(s) == 0:  # every score equal (e.g. a fraction that is 1 for every event): exact, on any scale
+        return Interval(mean, mean, mean, level, 0.0, 0.0, k, n, "identity")
     if not ok(mean):
         raise ValueError(f"scores: mean {mean!r} is outside the range ({text}) of transform {transform!r}")
     g2 = float(deriv(mean)) ** 2
