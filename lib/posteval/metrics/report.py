@@ -219,7 +219,7 @@ def protocol_report(
         ``ci``); ``energy_shifts`` as in :func:`~posteval.metrics.scores.energy_score`
     replicates : with ``ci``, also return the bootstrap replicates ``{metric: (n_boot, rows)}`` of
         the interval metrics (rows in table order, the same resampled events for every row), e.g.
-        to combine several training seeds (:func:`~posteval.metrics.seeds.seed_replicate_interval`)
+        to combine several training seeds (:func:`~posteval.metrics.intervals.replicate_interval`)
 
     Returns
     -------

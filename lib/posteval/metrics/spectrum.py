@@ -186,7 +186,7 @@ def chi2_spectrum_replicates(pred_values, true_values, *, bins=20, value_range=N
     the resamples are those of :func:`~posteval.metrics.uncertainty.bootstrap_weights` with the same
     ``seed``, hence paired with :func:`~posteval.metrics.uncertainty.bootstrap_means` and
     ``protocol_report(..., ci=, seed=)`` replicates on the same events. For the spread of chi2/ndf
-    (e.g. over seeds and events, :func:`~posteval.metrics.seeds.seed_replicate_interval`); a resample
+    (e.g. over seeds and events, :func:`~posteval.metrics.intervals.replicate_interval`); a resample
     repeats events, so the replicates lie above chi2/ndf for a good reconstruction: use them for
     the spread, not the centre.
 
