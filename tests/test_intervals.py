@@ -512,6 +512,8 @@ _IV = event_interval(_S + 3.0)
     (lambda: _IV.p_value(0.0, "bigger"), "alternative"),
     (lambda: event_interval(_S + 3.0, transform="log").p_value(-1.0), "outside the range"),
     (lambda: _IV.at_level(1.0), "level"),
+    (lambda: Measurements(event_scores={"crps": {"a": _S}}, level=1.5), "level"),
+    (lambda: Measurements(event_scores={"crps": {"a": _S}}).value("crps", "a", level=-0.1), "level"),
 ])
 def test_bad_input_is_a_value_error_naming_the_problem(call, match):
     with pytest.raises(ValueError, match=match):
