@@ -169,7 +169,7 @@ def _power(rng, ratio, n_seeds, k=25, repeats=400, n=2000):
     return hits / repeats
 
 
-def test_a_typical_chapter2_effect_is_still_resolved_after_holm_over_25_claims():
+def test_a_typical_effect_resolved_in_the_bimodal_record_survives_holm_over_25_claims():
     ratios, n_seeds = _chapter2_resolved_ratios()
     typical = float(np.median(list(ratios.values())))
     assert typical > 1  # resolved: the interval excludes 0
