@@ -15,6 +15,27 @@ from posteval import book, parameters
 parameters.CHAPTER_RULES["99_tiny"] = {"n": parameters.count(0), "fail": parameters.boolean()}
 
 
+def replicated_measurements(means, *, n=2000, seed=0, n_boot=300, seeds=(0, 1, 2), **kwargs):
+    """Measurements (posteval.metrics.intervals) of a replicated protocol table: per model a mean
+    squared error ``means[model]``, three seeds (one row for "oracle", an untrained model);
+    ``kwargs`` go to ``Measurements.from_replicated_table`` (transforms, derived)."""
+    import numpy as np
+
+    from posteval import metrics
+    from posteval.metrics.intervals import Measurements
+    from posteval.metrics.report import replicate_row
+
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    truth = rng.normal(size=n)
+    for name, mu in means.items():
+        for r in ([None] if name == "oracle" else seeds):
+            inputs[replicate_row(name, r)] = truth + rng.normal(scale=np.sqrt(mu), size=n) + 0.001 * (r or 0)
+    table, reps = metrics.protocol_report(inputs, truth, ci=0.95, n_boot=n_boot, seed=seed, replicates=True)
+    return Measurements.from_replicated_table(table.set_index("model"), reps,
+                                              lambda m: [replicate_row(m, r) for r in seeds], list(means), **kwargs)
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """Tiny models: one thread is fastest and does not stall when other jobs share the CPU."""

@@ -1,12 +1,10 @@
-"""The chapter-3 computations that live in posteval: scores per event, seed stacking, paired
-comparisons, MET resolution, mass windows and the prior baseline."""
+"""The chapter-3 computations that live in posteval: scores per event, MET resolution, mass windows
+and the prior baseline (seed stacking and paired comparisons: tests/test_intervals.py)."""
 
 import numpy as np
 import pytest
 
 from posteval import metrics
-from posteval.metrics.comparison import PairedComparison
-from posteval.metrics.seed_event import paired_seed_event_interval, seed_t_interval, stack_seeds
 from posteval.models.baselines import prior_samples
 from posteval.physics.kinematics import in_mass_window, met_resolution
 
@@ -34,31 +32,6 @@ def test_joint_energy_score_is_the_distance_for_a_point_and_fair_for_samples():
     s = RNG.normal(size=(30, 8, 4))
     np.testing.assert_allclose(metrics.joint_energy_score(s, truth),
                                metrics.energy_score(s, truth, estimator="fair"))
-
-
-def test_stack_seeds_keeps_one_row_for_an_untrained_model():
-    a = RNG.normal(size=10)
-    assert stack_seeds([a, a.copy(), a.copy()]).shape == (1, 10)
-    assert stack_seeds([a, a + 1, a]).shape == (3, 10)
-
-
-def test_paired_comparison_picks_the_rule_of_the_metric():
-    seeds, n = 3, 200
-    a = RNG.normal(1.0, 0.3, size=(seeds, n))
-    b = a + 0.5 + RNG.normal(0, 0.05, size=(seeds, n))
-    va, vb = np.array([1.0, 1.1, 0.9]), np.array([2.0, 2.2, 2.1])
-    ra, rb = va + RNG.normal(0, 0.01, (50, 3)), vb + RNG.normal(0, 0.01, (50, 3))
-    cmp_ = PairedComparison(event_scores={"a": {"crps": a}, "b": {"crps": b}},
-                            seed_values={"chi2": {"a": va, "b": vb}, "cov": {"a": va, "b": vb}},
-                            replicates={"chi2": {"a": ra, "b": rb}})
-    assert cmp_.interval("crps", "a", "b") == paired_seed_event_interval(a, b)
-    assert cmp_.interval("cov", "a", "b") == seed_t_interval(va - vb)
-    mean, lo, hi = cmp_.interval("chi2", "a", "b")
-    assert mean == pytest.approx(np.mean(va - vb)) and lo < mean < hi
-    assert cmp_.lower("crps", "a", "b") == "yes"
-    assert cmp_.lower("crps", "b", "a") == "no"
-    with pytest.raises(ValueError, match="no per-seed values of metric 'rmse'"):
-        cmp_.interval("rmse", "a", "b")
 
 
 def test_met_resolution_of_a_gaussian_smearing():

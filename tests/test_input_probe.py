@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from posteval import metrics
+from posteval.metrics import intervals
 
 RNG = np.random.default_rng(0)
 N, M = 60, 8
@@ -15,6 +16,8 @@ T2 = RNG.normal(size=(N, 2))
 S2 = T2[:, None, :] + RNG.normal(size=(N, M, 2))
 P1 = T1 + RNG.normal(size=N)
 REPS = RNG.normal(size=(100, 3))
+V5 = np.array([1.0, 1.2, 0.9, 1.1, 1.05])
+REPS5 = 1.0 + 0.1 * RNG.normal(size=(100, 5))
 
 # function -> (argument names, valid arguments in order, keyword arguments)
 CASES = {
@@ -38,6 +41,14 @@ CASES = {
     "one_per_event": (("values",), (S2,), {}),
     "joint_energy_score": (("pred", "truth"), (S2, T2), {}),
     "protocol_report": (("name_to_samples['m']", "truth"), (S1, T1), {}),
+    # the inference layer (posteval.metrics.intervals): per-event scores (n,) or (n, S), per-seed
+    # values (S,), bootstrap replicates (B, S)
+    "event_interval": (("scores",), (P1,), {}),
+    "paired_event_interval": (("a", "b"), (P1, T1), {}),
+    "replicate_interval": (("values", "replicates"), (V5, REPS5), {}),
+    "seed_interval": (("values",), (V5,), {}),
+    "paired_seed_interval": (("a", "b"), (V5, V5 + 0.1), {}),
+    "stack_seeds": (("per_seed[0]", "per_seed[1]"), (P1, T1), {}),
 }
 
 BAD = {
@@ -59,13 +70,17 @@ BAD = {
 def _call(name, args, kwargs):
     if name == "protocol_report":
         return metrics.protocol_report({"m": args[0]}, args[1], **kwargs)
-    return getattr(metrics, name)(*args, **kwargs)
+    if name == "stack_seeds":
+        return intervals.stack_seeds(list(args))
+    return (getattr(metrics, name, None) or getattr(intervals, name))(*args, **kwargs)
 
 
 # valid by the function's contract: crps_normal broadcasts scalars and up to 3-D arrays; replicates
 # may carry any trailing shape
 CONTRACT = {("crps_normal", "scalar"), ("crps_normal", "too many axes"), ("percentile_interval", "too many axes"),
-            ("bootstrap_pvalue", "too many axes")}
+            ("bootstrap_pvalue", "too many axes"),
+            # one value is one seed's (or an untrained model's, exact); a single value pairs with every seed
+            ("seed_interval", "scalar"), ("paired_seed_interval", "scalar")}
 
 
 def outcome(name: str, slot: int, bad: str) -> tuple[str, str]:

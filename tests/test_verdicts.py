@@ -1,10 +1,13 @@
-"""Verdict words from intervals, and the intervals' coverage over simulated seeds (known answers)."""
+"""posteval.metrics.verdicts: the verdict rule, negation, all_of, margins, Holm, and the rankings
+built on Measurements (best_of against every candidate, lower, unbeaten, ranking flips)."""
 
 import numpy as np
 import pytest
 
-from posteval.metrics.verdicts import (bootstrap_interval, decide, paired_bootstrap_interval, paired_t_interval,
-                                  seed_interval, t_interval, verdict)
+from conftest import replicated_measurements
+from posteval.metrics.intervals import Measurements
+from posteval.metrics.verdicts import (NOT_RESOLVED, VERDICTS, all_of, best_of, beyond_margin, holm, lower, negate,
+                                       ranking_flips, ranks_above_all, unbeaten, verdict, within_margin)
 
 
 @pytest.mark.parametrize("lo, hi, direction, margin, want", [
@@ -21,79 +24,101 @@ def test_verdict_branches(lo, hi, direction, margin, want):
     assert verdict(lo, hi, direction=direction, margin=margin) == want
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(lo=0.2, hi=0.1), "lo"), (dict(lo=np.nan, hi=0.1), "finite"),
-    (dict(lo=0.0, hi=0.1, direction=0), "direction"), (dict(lo=0.0, hi=0.1, margin=-1), "margin"),
+def test_negate_all_of_and_margins():
+    assert [negate(w) for w in VERDICTS] == ["no", "yes", NOT_RESOLVED]
+    for lo, hi in [(0.1, 0.2), (-0.2, -0.1), (-0.1, 0.1)]:  # the opposite claim is the negation
+        assert verdict(lo, hi, direction=-1) == negate(verdict(lo, hi, direction=1))
+    assert all_of("yes", "yes") == "yes"
+    assert all_of("yes", "no", "not resolved") == "no"
+    assert all_of("yes", "not resolved") == "not resolved"
+    assert beyond_margin(0.2, 0.5, 0.1) == "yes" and beyond_margin(-0.5, -0.2, 0.1) == "yes"
+    assert beyond_margin(-0.05, 0.08, 0.1) == "no"
+    assert beyond_margin(0.05, 0.3, 0.1) == "not resolved"
+    assert within_margin(-0.05, 0.08, 0.1) == "yes" and within_margin(0.2, 0.5, 0.1) == "no"
+    assert within_margin(0.05, 0.3, 0.1) == "not resolved"
+
+
+def test_holm_known_values_and_order():
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.2, 0.001]), [0.2, 0.002])
+    np.testing.assert_allclose(holm([0.5, 0.5, 0.5]), [1.0, 1.0, 1.0])  # capped at 1
+    out = holm([0.01, np.nan, 0.02])  # NaN: not tested, and not counted in the family
+    assert np.isnan(out[1]) and out[[0, 2]] == pytest.approx([0.02, 0.02])
+    assert holm([]).size == 0
+    # against the definition: p~_(j) = max_{i <= j} min(1, (k - i + 1) p_(i))
+    p = np.random.default_rng(0).uniform(0, 0.2, 12)
+    order = np.argsort(p)
+    want = np.empty(12)
+    want[order] = np.maximum.accumulate(np.minimum(1.0, (12 - np.arange(12)) * p[order]))
+    np.testing.assert_allclose(holm(p), want)
+    assert np.all(holm(p) >= p)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: verdict(0.2, 0.1), "lo"), (lambda: verdict(np.nan, 0.1), "finite"),
+    (lambda: verdict(0.0, 0.1, direction=0), "direction"), (lambda: verdict(0.0, 0.1, margin=-1), "margin"),
+    (lambda: verdict(0.0, 0.1, margin=np.inf), "margin"),
+    (lambda: negate("maybe"), "word"), (lambda: all_of(), "at least one"), (lambda: all_of("maybe"), "among"),
+    (lambda: beyond_margin(0, 1, -1), "margin"), (lambda: beyond_margin(1, 0, 0.1), "lo"),
+    (lambda: within_margin(0, np.inf, 0.1), "finite"),
+    (lambda: holm(np.ones((2, 2))), "1-D"), (lambda: holm([0.1, 1.5]), r"\[0, 1\]"),
+    (lambda: holm([-0.1]), r"\[0, 1\]"),
+    (lambda: best_of(Measurements(event_scores={"crps": {"a": np.ones(5)}}), "crps", ["a"]), "two candidates"),
+    (lambda: lower(Measurements(event_scores={"crps": {"a": np.ones(5)}}), "rmse", "a", "a"), "not measured"),
+    (lambda: lower(Measurements(event_scores={"crps": {"a": np.ones(5)}}), "crps", "a", "b"), "model 'b'"),
 ])
-def test_verdict_rejects_bad_input(kwargs, match):
+def test_bad_input_is_a_value_error_naming_the_problem(call, match):
     with pytest.raises(ValueError, match=match):
-        verdict(**kwargs)
+        call()
 
 
-@pytest.mark.parametrize("fn, args, match", [
-    (t_interval, ([1.0],), "at least 2"), (t_interval, ([1.0, np.nan],), "NaN"),
-    (t_interval, (np.ones((2, 2)),), "one-dimensional"), (paired_t_interval, ([1, 2, 3], [1, 2]), "pair"),
-    (bootstrap_interval, ([1.0, 2.0],), None), (seed_interval, ([1.0, 2.0],), None),
-])
-def test_intervals_reject_bad_input(fn, args, match):
-    if match is None:
-        with pytest.raises(ValueError, match="n_boot|method"):
-            fn(*args, n_boot=5) if fn is bootstrap_interval else fn(*args, method="median")
-    else:
-        with pytest.raises(ValueError, match=match):
-            fn(*args)
+# ---------------------------------------------------------------------------------------------
+# rankings
+# ---------------------------------------------------------------------------------------------
+def test_best_of_resolves_only_a_lead_over_every_candidate():
+    rng = np.random.default_rng(5)
+    clear = Measurements(event_scores={"crps": {"a": rng.normal(0.0, 1, (2000, 3)),
+                                                "b": rng.normal(1.0, 1, (2000, 3))}})
+    assert best_of(clear, "crps", ["a", "b"]) == ("a", "yes")
+    tied = Measurements(event_scores={"crps": {"a": rng.normal(0.0, 1, (2000, 3)), "b": rng.normal(0.0, 1, (2000, 3))}})
+    assert best_of(tied, "crps", ["a", "b"])[1] == "not resolved"
+    # the leader against EVERY other candidate: far ahead of the runner-up is not enough when a
+    # third candidate ties with it (the runner-up check alone would say "yes")
+    e = rng.normal(0.0, 1, 2000)
+    three = Measurements(event_scores={"crps": {"a": e[:, None] + rng.normal(0, 0.05, (2000, 3)),
+                                                "b": e[:, None] + 0.001 + rng.normal(0, 0.05, (2000, 3)),
+                                                "c": e[:, None] + 1.0 + rng.normal(0, 0.05, (2000, 3))}})
+    assert lower(three, "crps", "a", "c") == "yes"
+    assert best_of(three, "crps", ["a", "c"]) == ("a", "yes")
+    assert best_of(three, "crps", ["a", "b", "c"])[1] == "not resolved"
+    # per-seed values with an untrained model given once
+    per_seed = Measurements(seed_values={"cov": {"a": np.array([1.0, 1.1, 0.9]), "b": np.array([1.05, 0.95, 1.1]),
+                                                 "c": np.array([5.0])}})
+    assert best_of(per_seed, "cov", ["a", "b", "c"]) == ("a", "not resolved")
+    assert lower(per_seed, "cov", "a", "c") == "yes"
 
 
-def test_t_interval_known_values():
-    # mean 2, sd 1, n 3: half width t_{0.975, 2} / sqrt(3) = 4.302653 / 1.732051
-    m, lo, hi = t_interval([1.0, 2.0, 3.0])
-    assert m == pytest.approx(2.0)
-    assert hi - m == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
-    assert m - lo == pytest.approx(hi - m)
+def test_rankings_follow_clear_differences_and_leave_ties_unresolved():
+    m = replicated_measurements({"good": 0.5, "twin": 0.5, "bad": 4.0})
+    candidates = ["good", "twin", "bad"]
+    iv = m.difference("rmse", "good", "bad")
+    assert iv.hi < 0 and lower(m, "rmse", "good", "bad") == "yes"
+    assert lower(m, "rmse", "bad", "good") == "no"
+    assert lower(m, "rmse", "good", "twin") == "not resolved"
+    assert unbeaten(m, "rmse", candidates) == ["good", "twin"]
+    assert ranks_above_all(m, "rmse", "good", candidates) == "not resolved"
+    assert ranks_above_all(m, "rmse", "bad", candidates) == "no"
+    # the same metric cannot flip against itself; the worst model is never an RMSE leader
+    assert ranking_flips(m, "rmse", "mae", candidates) == "not resolved"
+    assert best_of(m, "rmse", candidates)[1] == "not resolved"
+    assert best_of(m, "rmse", ["good", "bad"]) == ("good", "yes")
 
 
-def _coverage(interval, n, sims, rng, true=0.3):
-    hits = 0
-    for _ in range(sims):
-        x = true + rng.normal(0, 1.0, n)
-        _, lo, hi = interval(x)
-        hits += lo <= true <= hi
-    return hits / sims
-
-
-def test_t_interval_covers_95_percent_even_with_three_seeds():
-    sims = 4000
-    cov = _coverage(t_interval, 3, sims, np.random.default_rng(1))
-    assert abs(cov - 0.95) < 3 * np.sqrt(0.95 * 0.05 / sims)
-
-
-def test_bootstrap_covers_95_percent_with_many_seeds_and_far_less_with_three():
-    sims = 600
-    rng = np.random.default_rng(2)
-    many = _coverage(lambda x: bootstrap_interval(x, n_boot=1000, seed=rng), 60, sims, rng)
-    # the percentile bootstrap of a mean under-covers by about 1/n at n = 60: allow 3 binomial sd below
-    assert abs(many - 0.95) < 3 * np.sqrt(0.95 * 0.05 / sims) + 0.01
-    few = _coverage(lambda x: bootstrap_interval(x, n_boot=1000, seed=rng), 3, sims, rng)
-    assert few < 0.85, "with three seeds the percentile bootstrap should cover far less than 95 %"
-
-
-def test_paired_interval_removes_the_shared_seed_effect():
-    rng = np.random.default_rng(3)
-    seed_effect = rng.normal(0, 1.0, 10)  # a large per-seed offset shared by both conditions
-    a = seed_effect + 0.1 + rng.normal(0, 0.01, 10)
-    b = seed_effect + rng.normal(0, 0.01, 10)
-    _, lo, hi = paired_t_interval(a, b)
-    assert lo > 0.05 and hi < 0.15
-    _, lo_u, hi_u = t_interval(a)
-    assert hi_u - lo_u > 10 * (hi - lo)
-    _, blo, bhi = paired_bootstrap_interval(a, b, seed=0)
-    assert 0.05 < blo < bhi < 0.15
-
-
-def test_decide_returns_effect_interval_and_word():
-    out = decide([0.5, 0.6, 0.55, 0.52], [0.1, 0.12, 0.09, 0.11])
-    assert out["verdict"] == "yes" and out["n_seeds"] == 4
-    assert out["effect_lo"] < out["effect"] < out["effect_hi"]
-    assert decide([0.5, 0.6, 0.55, 0.52], [0.1, 0.12, 0.09, 0.11], direction=-1)["verdict"] == "no"
-    assert decide([0.0, 0.01, -0.01, 0.005], margin=0.05)["verdict"] == "no"
-    assert decide([0.3, -0.2, 0.1], margin=0.05)["verdict"] == "not resolved"
+def test_ranking_flips_when_the_pointwise_leader_loses_the_distributional_score():
+    rng = np.random.default_rng(6)
+    e = rng.normal(size=(3000, 1))
+    near, far = (e + rng.normal(0, 0.05, (3000, 3)), e + 0.5 + rng.normal(0, 0.05, (3000, 3)))
+    scores = {"rmse": {"point": near, "sampler": far}, "crps": {"point": far + 0.01, "sampler": near - 0.01}}
+    m = Measurements(event_scores=scores)
+    assert ranking_flips(m, "rmse", "crps", ["point", "sampler"]) == "yes"
+    assert ranking_flips(m, "rmse", "rmse", ["point", "sampler"]) == "no"
