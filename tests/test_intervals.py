@@ -113,12 +113,15 @@ def test_one_seed_is_the_normal_event_interval():
     assert event_interval(x).n_seeds == 1 and event_interval(x).seed_var == 0
 
 
-def test_one_seed_of_replicates_is_the_percentile_interval():
-    reps = np.random.default_rng(4).gamma(2.0, 0.5, size=(999, 1))
-    iv = replicate_interval([1.0], reps)
-    lo, hi = np.quantile(reps[:, 0], [0.025, 0.975])
-    assert (iv.lo, iv.hi) == pytest.approx((min(lo, 1.0), max(hi, 1.0)))
-    assert iv.n_seeds == 1 and iv.replicates is not None
+def test_one_seed_of_replicates_is_centred_on_the_estimate_with_the_replicates_spread():
+    """A resample repeats events, which shifts a chi^2-like statistic up: the replicates give the
+    spread, the estimate the centre (a percentile interval would sit above the estimate)."""
+    reps = 1.0 + np.random.default_rng(4).gamma(2.0, 0.5, size=(999, 1))  # shifted up by about 1
+    iv = replicate_interval([1.0], reps, transform="log")
+    half = Z * np.log(reps[:, 0]).std(ddof=1)
+    assert (iv.lo, iv.hi) == pytest.approx((np.exp(-half), np.exp(half)))
+    assert iv.n_seeds == 1 and iv.seed_var == 0
+    assert iv.lo < 1.0 < iv.hi < np.quantile(reps, 0.975)
 
 
 def test_paired_broadcasts_a_seed_independent_model():
@@ -218,19 +221,14 @@ def test_two_sided_p_below_one_minus_level_exactly_when_the_interval_excludes_th
             nulls = nulls[nulls > 0]
         if iv.transform == "logit":
             nulls = nulls[(nulls > 0) & (nulls < 1)]
-        if iv.replicates is not None:
-            # the percentile p-value counts replicates (+1): exact away from the bounds by two spacings
-            gap = 2 * np.diff(np.sort(iv.replicates)).max()
-            nulls = nulls[(np.abs(nulls - iv.lo) > gap) & (np.abs(nulls - iv.hi) > gap)]
         nulls = nulls[(np.abs(nulls - iv.lo) > 1e-9 * width) & (np.abs(nulls - iv.hi) > 1e-9 * width)]
         for null in nulls:
             p = iv.p_value(null)
             assert (p < 1 - level) == (not iv.lo <= null <= iv.hi), (name, null, p, iv)
-        if iv.replicates is None:
-            # at a bound the p-value is 1 - level (the interval just reaches it)
-            assert iv.p_value(iv.lo) == pytest.approx(1 - level, rel=1e-6), name
-            assert iv.p_value(iv.hi) == pytest.approx(1 - level, rel=1e-6), name
-            assert iv.at_level(level) == pytest.approx((iv.lo, iv.hi)), name
+        # at a bound the p-value is 1 - level (the interval just reaches it)
+        assert iv.p_value(iv.lo) == pytest.approx(1 - level, rel=1e-6), name
+        assert iv.p_value(iv.hi) == pytest.approx(1 - level, rel=1e-6), name
+        assert iv.at_level(level) == pytest.approx((iv.lo, iv.hi)), name
 
 
 def test_one_sided_p_values_halve_the_two_sided_one_on_the_side_of_the_estimate():

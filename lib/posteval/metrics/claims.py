@@ -18,8 +18,9 @@ Kinds of claim (``direction``):
   claim refuted or practically absent, never a discovery, so it is read from the unadjusted interval.
 * **0** (equivalence): "|effect| < margin". p is the larger of the two one-sided p-values against
   -margin and +margin (two one-sided tests); the claimed word (``words["yes"]``) when Holm's
-  adjusted p < (1 - level) / 2 with enough seeds; otherwise the interval's side, when it excludes
-  0 (``words["below"]``, ``words["above"]``), else "not resolved".
+  adjusted p < (1 - level) / 2 with enough seeds; otherwise, for a signed question such as
+  calibration, the interval's side when it excludes 0 (``words["below"]``, ``words["above"]``), and
+  for a plain equivalence "no" when the interval lies beyond the margin; else "not resolved".
 * **parts** (:func:`all_of`): a claim made of other claims; it holds when every part holds, and its
   p is the largest of the parts' (an intersection-union test, valid without adjustment; Berger
   1982); estimate and interval are its weakest part's.
@@ -219,11 +220,15 @@ def _word(c: Claim, r: dict, alpha: float, min_seeds: int) -> str:
     if c.direction == 0:
         if yes and enough:
             return c.words.get("yes", "yes")
-        if hi < 0:
-            return c.words.get("below", "no")
-        if lo > 0:
-            return c.words.get("above", "no")
-        return NOT_RESOLVED
+        if "below" in c.words or "above" in c.words:  # a signed question (calibration): the side, if resolved
+            if hi < 0:
+                return c.words.get("below", "no")
+            if lo > 0:
+                return c.words.get("above", "no")
+            return NOT_RESOLVED
+        # "no" only when the effect is resolved beyond the margin (an interval off zero but inside the
+        # margin is not evidence against equivalence)
+        return "no" if (lo > c.margin or hi < -c.margin) else NOT_RESOLVED
     if yes:
         return c.words.get("yes", "yes")
     other = hi < 0 if c.direction == 1 else lo > 0

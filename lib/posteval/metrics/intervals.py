@@ -22,8 +22,10 @@ freedom, z the normal one, both at (1 + level) / 2):
    holds each seed's own event noise, so the interval is conservative, never too narrow.
 2. :func:`replicate_interval`, a statistic that is not an event mean (a spectrum chi^2/ndf, a
    coverage error, a ratio): per-seed values ``v_s`` and their event-bootstrap replicates
-   ``r_bs``. ``V_seed = var_s(v_s) / S``, ``V_event = var_b(mean_s r_bs)``, the same half-width rule.
-   With one seed it is the percentile interval of the replicates (and its p-value their counts).
+   ``r_bs``. ``V_seed = var_s(v_s) / S``, ``V_event = var_b(mean_s r_bs)``, the same half-width rule,
+   centred on the estimate (not on the replicates: a resample repeats events, which shifts a
+   statistic such as chi^2/ndf upward, so the replicates give its spread, not its centre). With one
+   seed only the event part remains.
 3. :func:`seed_interval`, values of independent seeds that each drew their own test events (the
    event noise is inside each value): the Student-t interval over seeds.
 
@@ -33,8 +35,8 @@ transformed estimate (the delta method for event means) and map the interval bac
 leaves the range; differences of statistics use the identity.
 
 **p-values are the intervals' duals.** :meth:`Interval.p_value` of a value ``theta_0`` is one minus
-the level at which the interval just reaches ``theta_0`` (rule 1 or 2), or the bootstrap count
-(one seed): a two-sided p below 1 - level exactly when the interval excludes ``theta_0``. This is
+the level at which the interval just reaches ``theta_0``: a two-sided p below 1 - level exactly when
+the interval excludes ``theta_0``. This is
 what Holm's adjustment (:func:`posteval.metrics.verdicts.holm`) and the claims table use.
 
 Reference: the rule is a two-stage (training, test-set) random-effects variance, e.g. Bouthillier
@@ -120,8 +122,7 @@ class Interval:
 
     ``seed_var`` and ``event_var`` are the variances of the estimate on the ``transform`` scale
     (training seeds; test events), ``n_seeds`` / ``n_events`` the design (``n_events`` None where
-    the events enter only through bootstrap replicates). ``replicates`` (one seed, rule 2) are kept
-    for the percentile p-value.
+    the events enter only through bootstrap replicates).
     """
 
     estimate: float
@@ -133,7 +134,6 @@ class Interval:
     n_seeds: int
     n_events: int | None
     transform: str = "identity"
-    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __iter__(self):
         """``mean, lo, hi = interval`` unpacks the three numbers."""
@@ -153,9 +153,6 @@ class Interval:
         """The interval's bounds at another level (the same rule and parts)."""
         level = level_value(level)
         fwd, inv, *_ = _transform(self.transform)
-        if self.replicates is not None:
-            lo, hi = np.quantile(self.replicates, [0.5 - level / 2, 0.5 + level / 2])
-            return float(lo), float(hi)
         c = float(fwd(self.estimate))
         h = _half_width(self.seed_var, self.event_var, self.n_seeds, level)
         return float(inv(c - h)), float(inv(c + h))
@@ -177,13 +174,6 @@ class Interval:
         fwd, _, _, ok, text = _transform(self.transform)
         if not ok(null):
             raise ValueError(f"null: {null!r} is outside the range ({text}) of a {self.transform}-scale interval")
-        if self.replicates is not None:
-            r = self.replicates
-            b = r.size
-            greater = (np.sum(r <= null) + 1) / (b + 1)  # H0: theta <= null
-            less = (np.sum(r >= null) + 1) / (b + 1)
-            two = min(1.0, 2 * min(greater, less))
-            return float({"two-sided": two, "greater": min(1.0, greater), "less": min(1.0, less)}[alternative])
         d = float(fwd(self.estimate)) - float(fwd(null))
         if self.seed_var + self.event_var == 0:
             two = 1.0 if d == 0 else 0.0
@@ -200,16 +190,11 @@ class Interval:
 
 
 def _build(estimate: float, c: float, seed_var: float, event_var: float, n_seeds: int, n_events, level: float,
-           transform: str, replicates=None) -> Interval:
+           transform: str) -> Interval:
     _, inv, *_ = _transform(transform)
-    if replicates is not None:
-        lo, hi = np.quantile(replicates, [0.5 - level / 2, 0.5 + level / 2])
-        lo, hi = min(float(lo), estimate), max(float(hi), estimate)  # a percentile interval may miss a skewed estimate
-    else:
-        h = _half_width(seed_var, event_var, n_seeds, level)
-        lo, hi = float(inv(c - h)), float(inv(c + h))
-    return Interval(float(estimate), lo, hi, level, float(seed_var), float(event_var), int(n_seeds), n_events,
-                    transform, None if replicates is None else np.asarray(replicates, float))
+    h = _half_width(seed_var, event_var, n_seeds, level)
+    return Interval(float(estimate), float(inv(c - h)), float(inv(c + h)), level, float(seed_var), float(event_var),
+                    int(n_seeds), n_events, transform)
 
 
 def _scores(scores, name: str) -> np.ndarray:
@@ -306,8 +291,8 @@ def replicate_interval(values, replicates, *, level: float = 0.95, transform: st
     """Rule 2: the seed mean of a statistic that is not an event mean, from per-seed ``values`` (S,)
     and event-bootstrap ``replicates`` (B, S) (the same resampled events in every column).
 
-    With S = 1 the interval is the percentile interval of the replicates (inside the statistic's
-    range by construction); with S >= 2 the seed-and-event rule on the ``transform`` scale.
+    The seed-and-event rule on the ``transform`` scale, centred on the estimate; with S = 1 only its
+    event part.
 
     >>> rng = np.random.default_rng(1)
     >>> iv = replicate_interval([0.8, 1.1, 0.9], 1.0 + 0.1 * rng.normal(size=(200, 3)), transform="log")
@@ -329,19 +314,16 @@ def replicate_interval(values, replicates, *, level: float = 0.95, transform: st
         raise ValueError(f"values and replicates must lie in the range ({text}) of transform {transform!r}")
     s = v.size
     mean = float(v.mean())
-    if s == 1:
-        return _build(mean, float(fwd(mean)), 0.0, float(r[:, 0].var(ddof=1)), 1, None, level, transform,
-                      replicates=r[:, 0])
-    fv = fwd(v)
-    seed_var = float(fv.var(ddof=1)) / s
+    seed_var = float(fwd(v).var(ddof=1)) / s if s > 1 else 0.0
     event_var = float(fwd(r).mean(axis=1).var(ddof=1))
     return _build(mean, float(fwd(mean)), seed_var, event_var, s, None, level, transform)
 
 
 def seed_interval(values, *, level: float = 0.95, transform: str = "identity") -> Interval:
     """Rule 3: the mean of per-seed ``values`` (S,) and its Student-t interval over seeds, for seeds
-    that each drew their own test events (the event noise is inside each value). A value that is the
-    same for every seed (an untrained model) is exact.
+    that each drew their own test events (the event noise is inside each value). Values that are the
+    same for every seed (an untrained model, given once per seed) are exact; one value is an error
+    (one seed of a trained model says nothing about another).
 
     >>> seed_interval([1.0, 2.0, 3.0]).lo < 2.0
     True
@@ -351,11 +333,12 @@ def seed_interval(values, *, level: float = 0.95, transform: str = "identity") -
     fwd, _, _, ok, text = _transform(transform)
     if not ok(v):
         raise ValueError(f"values must lie in the range ({text}) of transform {transform!r}")
+    if v.size < 2:
+        raise ValueError("values: one seed gives no interval over seeds (for a model that is not trained, give "
+                         "its value once per seed)")
     mean = float(v.mean())
     if np.ptp(v) == 0:
         return _build(mean, float(fwd(mean)), 0.0, 0.0, v.size, None, level, transform)
-    if v.size < 2:
-        raise ValueError("values: one seed gives no interval over seeds")
     fv = fwd(v)
     return _build(mean, float(fwd(mean)), float(fv.var(ddof=1)) / v.size, 0.0, v.size, None, level, transform)
 
@@ -499,8 +482,9 @@ class Measurements:
         return paired_seed_interval(ea, eb, level=level)
 
     def estimate(self, metric: str, model: str) -> float:
-        """The point value of ``metric(model)`` (the seed mean)."""
-        return self.value(metric, model).estimate
+        """The point value of ``metric(model)`` (the mean over events and seeds, or over seeds)."""
+        e = self._entry(metric, model)
+        return float(np.mean(e[0] if metric in self.replicated else e))
 
     @classmethod
     def from_replicated_table(cls, table: pd.DataFrame, replicates: Mapping[str, np.ndarray], rows: Callable,
@@ -509,8 +493,9 @@ class Measurements:
         """Measurements from a replicated protocol table: ``table`` indexed by row name, with
         ``replicates[metric]`` (B, rows) event-bootstrap values in the table's row order and
         ``rows(model)`` the model's row names (one per seed; one row for an untrained model).
-        ``derived``: {name: f(table_values, replicate_values, model)} returning (values, replicates)
-        of a metric computed from the others per seed and resample (e.g. a ratio to a reference)."""
+        ``derived``: {name: f(measured, model)} returning (values, replicates) of a metric computed
+        from the others per seed and resample (e.g. a ratio to a reference, with
+        :func:`combine_estimates` on ``measured.replicated[metric][model]``)."""
         position = {name: i for i, name in enumerate(table.index)}
         out: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
         for metric, reps in replicates.items():
