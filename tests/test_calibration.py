@@ -52,6 +52,26 @@ def test_too_wide_over_covers_and_fewer_seeds_never_say_calibrated():
     assert cal.calibration_margin(3000, 64) > cal.calibration_margin(30000, 64) > 0
 
 
+def test_deviation_scores_give_signed_coverage_and_an_equivalence_claim_says_the_same():
+    """The per-event scores (events, seeds) reproduce signed_coverage's deviation and interval, and
+    an equivalence Claim on them with the design's margin gives signed_coverage's word."""
+    from posteval.metrics.claims import CALIBRATION_WORDS, Claim, evaluate_claims
+    from posteval.metrics.intervals import Measurements, event_interval
+
+    rng = np.random.default_rng(14)
+    for scale, seeds in [(1.0, 5), (0.9, 3), (1.15, 1)]:
+        draws, truth = gaussian_problem(rng, 3000, 64, scale=scale, seeds=seeds)
+        e = cal.coverage_deviation_scores(draws, truth)
+        assert e.shape == (3000, seeds)
+        res = cal.signed_coverage(draws, truth, min_seeds=min(seeds, 5))
+        np.testing.assert_allclose(tuple(event_interval(e)), (res.deviation, res.lo, res.hi), rtol=1e-12)
+        claim = Claim("calibrated.x", "x is calibrated", "dev", "x", direction=0, margin=res.margin,
+                      margin_reason="noise floor of an exact sampler of the design", words=CALIBRATION_WORDS)
+        word = evaluate_claims([claim], Measurements(event_scores={"dev": {"x": e}}),
+                               min_seeds_equivalence=min(seeds, 5)).loc["calibrated.x", "word"]
+        assert word == res.verdict, (scale, seeds, word, res.verdict)
+
+
 def test_tarp_equals_the_tarp_package_at_its_alpha_grid():
     tarp = pytest.importorskip("tarp")
     rng = np.random.default_rng(14)

@@ -204,7 +204,7 @@ RULES: dict[str, Rule] = {
     "sweep_sizes": list_of(_COUNT),
     "m_max": _COUNT, "n_events_m": _COUNT,
     "target_crps_ratio": real(1),
-    "target_coverage": real(0, 1, low_open=True, high_open=True),
+    "target_coverage_floor": real(1),  # a target below an exact sampler's floor cannot be met
     "progress": boolean(),
     # chapter 3
     "generation_mode": choice(loader=("posteval.physics.config", "MODES")),

@@ -72,7 +72,8 @@ from .coverage import pit
 from .intervals import MIN_SEEDS_EQUIVALENCE, event_interval
 from .uncertainty import _ci, _percentile, bootstrap_means
 
-__all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "calibration_margin", "TarpCoverage",
+__all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
+           "TarpCoverage",
            "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
            "tarp_credibility", "tarp_indicators", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary"]
 
@@ -171,15 +172,36 @@ def signed_coverage(samples_per_seed: Sequence[np.ndarray], truth, levels=DEFAUL
     -------
     SignedCoverage; ``verdict`` in "calibrated", "under-covers", "over-covers", "not resolved".
     """
+    lv = levels_array(levels)
+    inside, m = _inside(samples_per_seed, truth, lv)
+    return signed_coverage_from_inside(inside, m, lv, ci=ci, min_seeds=min_seeds, margin=margin)
+
+
+def _inside(samples_per_seed, truth, lv: np.ndarray) -> tuple[np.ndarray, int]:
+    """(inside (S, n, L): per seed and event the fraction of dimensions whose central interval holds
+    the truth at each level, m)."""
     if isinstance(samples_per_seed, np.ndarray) or not len(samples_per_seed):
         raise ValueError("samples_per_seed: expected a non-empty list of sample arrays, one per seed")
-    lv = levels_array(levels)
     hits = [_hits(s_, truth) for s_ in samples_per_seed]
     ms = {m for _, m in hits}
     if len(ms) != 1:
         raise ValueError(f"samples_per_seed: every seed needs the same m, got {sorted(ms)}")
-    inside = np.stack([(h[:, :, None] <= lv[None, None, :]).mean(axis=1) for h, _ in hits])  # (S, n, L)
-    return signed_coverage_from_inside(inside, ms.pop(), lv, ci=ci, min_seeds=min_seeds, margin=margin)
+    return np.stack([(h[:, :, None] <= lv[None, None, :]).mean(axis=1) for h, _ in hits]), ms.pop()
+
+
+def coverage_deviation_scores(samples_per_seed: Sequence[np.ndarray], truth, levels=DEFAULT_LEVELS) -> np.ndarray:
+    """The per-event scores e_i of :func:`signed_coverage` as ``(events, seeds)`` (one column per
+    seed): their mean is the signed deviation D, and
+    :func:`~posteval.metrics.intervals.event_interval` of them is its interval, so that a claims
+    table (:class:`~posteval.metrics.intervals.Measurements`) can decide "calibrated".
+
+    >>> rng = np.random.default_rng(0)
+    >>> coverage_deviation_scores([rng.normal(size=(50, 8))], rng.normal(size=50)).shape
+    (50, 1)
+    """
+    lv = levels_array(levels)
+    inside, m = _inside(samples_per_seed, truth, lv)
+    return (inside.mean(axis=2) - exact_coverage(m, lv).mean()).T
 
 
 def signed_coverage_from_inside(inside, m: int, levels=DEFAULT_LEVELS, *, ci: float = 0.95,
@@ -205,8 +227,8 @@ def signed_coverage_from_inside(inside, m: int, levels=DEFAULT_LEVELS, *, ci: fl
         word = "over-covers"
     else:
         word = "not resolved"
-    return SignedCoverage(float(mean), float(lo), float(hi), np.array([v[0] for v in per]),
-                          np.array([v[1] for v in per]), np.array([v[2] for v in per]), lv, delta, s_, n, m, word)
+    return SignedCoverage(float(mean), float(lo), float(hi), np.array([v.estimate for v in per]),
+                          np.array([v.lo for v in per]), np.array([v.hi for v in per]), lv, delta, s_, n, m, word)
 
 
 # ---------------------------------------------------------------------------------------------
