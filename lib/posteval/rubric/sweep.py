@@ -27,7 +27,7 @@ import yaml
 
 from ..book import atomic_write_text
 from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
-from .provenance import sweep_provenance
+from .provenance import sweep_provenance, sweep_seconds
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
@@ -191,6 +191,53 @@ def merge_summaries(base: dict, extra: dict) -> dict:
     return out
 
 
+def combine_seeds(summaries, conditions=None) -> dict:
+    """One summary over the seeds of several (same config, disjoint seeds), restricted to ``conditions``.
+
+    Each part is a summary written by :func:`main` (or a record of many seeds); per-seed values are
+    concatenated in seed order and their mean and std recomputed. A seed present in two parts, a part
+    whose config differs from the first's, or a condition missing from a part is an error. The parts'
+    ``provenance`` is kept as a list (one entry per part, in the order given), ``seconds`` as the total
+    and the parts' own.
+    """
+    parts = list(summaries)
+    if not parts:
+        raise ValueError("summaries must be a non-empty list of sweep summaries")
+    config = parts[0]["config"]
+    conditions = list(conditions) if conditions is not None else list(parts[0]["conditions"])
+    seeds = []
+    for i, part in enumerate(parts):
+        if part["config"] != config:
+            raise ValueError(f"summaries[{i}]: its config differs from the first summary's")
+        missing = [c for c in conditions if c not in part["conditions"]]
+        if missing:
+            raise ValueError(f"summaries[{i}]: conditions {missing} were not run")
+        seeds += list(part["seeds"])
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"summaries share seeds: {sorted(s for s in set(seeds) if seeds.count(s) > 1)}")
+    order = np.argsort(seeds, kind="stable")
+
+    def stacked(get) -> dict:
+        values = []
+        for part in parts:
+            values += list(get(part)["values"])
+        return _stats(pd.Series([np.nan if values[i] is None else values[i] for i in order], dtype=float))
+
+    metrics = sorted(set.intersection(*(set(p["final"]) for p in parts)))
+    final = {m: {c: stacked(lambda p, m=m, c=c: p["final"][m][c]) for c in conditions} for m in metrics}
+    sens = {col: {j: stacked(lambda p, col=col, j=j: p["sensitivity"][col][j])
+                  for j in set.intersection(*(set(p["sensitivity"][col]) for p in parts))}
+            for col in parts[0]["sensitivity"]}
+    cold = {m: stacked(lambda p, m=m: p["cold_start"][m])
+            for m in set.intersection(*(set(p["cold_start"]) for p in parts))}
+    history = [r for p in parts for r in p["history"] if r["condition"] in conditions]
+    return {"config": config, "seeds": [seeds[i] for i in order], "conditions": conditions, "final": final,
+            "sensitivity": sens, "cold_start": cold, "history": history,
+            "seconds": {"total": sum(sweep_seconds(p["seconds"]) for p in parts),
+                        "parts": [p["seconds"] for p in parts]}, "params_file": parts[0].get("params_file"),
+            "provenance": [p.get("provenance") for p in parts]}
+
+
 def load_summary(path) -> dict | None:
     """The summary written by :func:`main`, or None when the file does not exist."""
     path = Path(path)
@@ -207,14 +254,27 @@ def main(argv=None) -> dict:
     p.add_argument("--workers", type=int, default=2, help="local processes (without a Dask option)")
     add_cluster_arguments(p)
     p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
+    p.add_argument("--seeds", nargs="+", type=int, help="run only these seeds (default: the params file's)")
     p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
+    p.add_argument("--combine", nargs="+", metavar="SUMMARY",
+                   help="run nothing: write to --out the seeds of these summaries combined (--conditions: only those)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.combine:
+        parts = [load_summary(f) for f in args.combine]
+        if any(part is None for part in parts):
+            raise ValueError(f"--combine: missing {[f for f, part in zip(args.combine, parts) if part is None]}")
+        summary = combine_seeds(parts, check_conditions(args.conditions) if args.conditions else None)
+        write_json(summary, args.out)
+        print(f"wrote {args.out} ({len(summary['seeds'])} seeds x {len(summary['conditions'])} conditions)")
+        return summary
     with open(args.params) as fh:
         params = yaml.safe_load(fh) or {}
     config, seeds, conditions = split_params(params)
     if args.conditions:
         conditions = check_conditions(args.conditions)
+    if args.seeds:
+        seeds = check_seeds(args.seeds)
     base = None
     if args.merge:
         base = load_summary(args.merge)
