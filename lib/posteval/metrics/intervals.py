@@ -106,7 +106,10 @@ def _transform(name: str):
 def _half_width(seed_var: float, event_var: float, n_seeds: int, level: float) -> float:
     q = 0.5 + level / 2
     t = stats.t.ppf(q, n_seeds - 1) if n_seeds > 1 else 0.0
-    return float(np.sqrt(t**2 * seed_var + stats.norm.ppf(q) ** 2 * event_var))
+    # a part with no variance adds nothing, even where its quantile is infinite (level -> 1 in p_value)
+    seed = t**2 * seed_var if seed_var > 0 else 0.0
+    event = stats.norm.ppf(q) ** 2 * event_var if event_var > 0 else 0.0
+    return float(np.sqrt(seed + event))
 
 
 @dataclass(frozen=True)
