@@ -153,15 +153,15 @@ def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claim
     return table
 
 
-def record_table(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
+def record_table(table: pd.DataFrame, *, prefix: str = "", fill: bool = True) -> pd.DataFrame:
     """The seven keys of every claim (:func:`posteval.claims.record_claims`), ``claim_seeds.<name>`` and
-    ``claim_record.<name>``; claims of :data:`CLAIMS` the table lacks get the word "not resolved", NaN numbers and
-    0 seeds (so that the prose can name every claim)."""
+    ``claim_record.<name>``. With ``fill``, claims of :data:`CLAIMS` the table lacks get the word "not resolved",
+    NaN numbers, 0 seeds and the record "not measured" (so that the prose can name every claim)."""
     record_claims(table, prefix=prefix)
     for name, r in table.iterrows():
         record(f"claim_seeds.{prefix}{name}", int(r["n_seeds"]))
         record(f"claim_record.{prefix}{name}", str(r["record"]))
-    for c in CLAIMS:
+    for c in CLAIMS if fill else ():
         if c.name not in table.index:
             record(f"claim.{prefix}{c.name}", "not resolved")
             for key in ("claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm"):
@@ -187,3 +187,59 @@ def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep",
             out[f"{prefix}{m}_lo.{c}"] = lo
             out[f"{prefix}{m}_hi.{c}"] = hi
     return out
+
+
+def unmeasured() -> pd.DataFrame:
+    """A claims table without rows (no record measured anything): :func:`record_table` fills every claim."""
+    return pd.DataFrame(columns=["sentence", "estimate", "lo", "hi", "p", "p_holm", "n_seeds", "word", "record"])
+
+
+def agreement(words: Mapping[str, str], source: str = "Proxy-GRM") -> str:
+    """One sentence saying where the miniature agrees with ``source``, disagrees, or decides neither.
+
+    ``words``: {label: word} of directional claims in the source's direction, e.g.
+    ``{"on accuracy": "no", "on transfer": "yes"}`` (one entry with the label "" for a single claim).
+
+    >>> agreement({"": "no"})
+    'The miniature disagrees with Proxy-GRM (the interval lies on the other side of 0).'
+    """
+    groups = {w: [label for label, word in words.items() if word == w] for w in ("yes", "no", "not resolved")}
+    if sum(map(len, groups.values())) != len(words):
+        raise ValueError(f"words must be yes / no / not resolved, got {dict(words)}")
+
+    def named(labels):
+        labels = [x for x in labels if x]
+        return "" if not labels else " " + (labels[0] if len(labels) == 1 else
+                                            ", ".join(labels[:-1]) + " and " + labels[-1])
+
+    says = {"yes": lambda x: f"agrees with {source}{x}",
+            "no": lambda x: f"disagrees with {source}{x} (the interval lies on the other side of 0)",
+            "not resolved": lambda x: f"neither confirms nor refutes {source}{x} at these seeds"}
+    order = list(dict.fromkeys(words.values()))  # in the order the labels are given
+    return "The miniature " + "; it ".join(says[w](named(groups[w])) for w in order) + "."
+
+
+def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max_seeds: int = 10_000) -> int | None:
+    """Seeds a paired t-test needs to find the mean of per-seed ``differences`` with ``power`` (two-sided
+    at ``level``, before any multiplicity adjustment), if their mean and sd stayed: the smallest n with
+    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``.
+
+    >>> seeds_for_power([0.1, 0.3, 0.2, 0.0, 0.4])
+    8
+    """
+    from scipy import stats
+
+    d = np.asarray(differences, float)
+    if d.ndim != 1 or d.size < 2 or not np.isfinite(d).all():
+        raise ValueError(f"differences: expected at least two finite per-seed values, got shape {d.shape}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    mean, sd = abs(float(d.mean())), float(d.std(ddof=1))
+    if mean == 0:
+        return None
+    if sd == 0:
+        return 2
+    for n in range(2, max_seeds + 1):
+        if stats.t.ppf(0.5 + level / 2, n - 1) + stats.t.ppf(power, n - 1) <= mean * np.sqrt(n) / sd:
+            return n
+    return None

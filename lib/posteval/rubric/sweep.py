@@ -31,7 +31,8 @@ from .provenance import sweep_provenance, sweep_seconds
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
-CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress",
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results",
+                "power_results", "progress",
                 "profile")
 
 
@@ -115,6 +116,58 @@ def _stats(values: pd.Series) -> dict:
             "values": [None if not np.isfinite(x) else float(x) for x in v]}
 
 
+def _where(workers, client, progress) -> dict:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    return {"workers": int(workers), "client": client, "progress": progress}
+
+
+def build_setups(config: RubricConfig, seeds, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """``{seed: Setup}``: the world, data, cold start, proxies and judges of every seed (first part of
+    :func:`run_sweep`; the same ``workers`` / ``client`` arguments)."""
+    if not isinstance(config, RubricConfig):
+        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
+    seeds = check_seeds(seeds)
+    where = _where(workers, client, progress)
+    return dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
+
+
+def run_conditions(setups: dict, conditions, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """``{(seed, condition): result}``: every condition on every setup (second part of :func:`run_sweep`).
+
+    Results of several calls (e.g. one per group of conditions) join with ``{**first, **second}``."""
+    conditions = check_conditions(conditions)
+    jobs = [(s, c) for s in setups for c in conditions]
+    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions",
+                       **_where(workers, client, progress))
+    return dict(zip(jobs, results))
+
+
+def sweep_result(config: RubricConfig, setups: dict, runs: dict, seconds: float) -> SweepResult:
+    """The :class:`SweepResult` of ``runs`` (from :func:`run_conditions`) on ``setups``; ``seconds``: wall time."""
+    seeds = list(setups)
+    conditions = list(dict.fromkeys(c for _, c in runs))
+    missing = [(s, c) for s in seeds for c in conditions if (s, c) not in runs]
+    if missing:
+        raise ValueError(f"runs: missing (seed, condition) {missing}")
+    finals, hists = [], []
+    for s in seeds:
+        for c in conditions:
+            r = runs[(s, c)]
+            finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
+                           "n_rl": r["n_rl"]})
+            h = r["history"].copy()
+            h.insert(0, "condition", c)
+            h.insert(0, "seed", s)
+            hists.append(h)
+    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
+    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
+    secs = {"total": float(seconds), "setup": {str(s): setups[s].seconds for s in seeds}}
+    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
+                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
+                       seconds=secs, setups=setups)
+
+
 def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, client=None,
               progress: bool = True) -> SweepResult:
     """Build one setup per seed, then run every condition on it.
@@ -124,32 +177,11 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, clie
     workers : number of processes; 1 runs in this process (and sets torch to one thread).
     client : a ``dask.distributed.Client``: run the jobs on its cluster instead (``workers`` ignored).
     """
-    if not isinstance(config, RubricConfig):
-        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
     conditions = check_conditions(conditions)
-    seeds = check_seeds(seeds)
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive int, got {workers!r}")
     t0 = time.perf_counter()
-    jobs = [(s, c) for s in seeds for c in conditions]
-    where = {"workers": int(workers), "client": client, "progress": progress}
-    setups = dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
-    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions", **where)
-    finals, hists = [], []
-    for (s, c), r in zip(jobs, results):
-        finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
-                       "n_rl": r["n_rl"]})
-        h = r["history"].copy()
-        h.insert(0, "condition", c)
-        h.insert(0, "seed", s)
-        hists.append(h)
-    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
-    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
-    secs = {"total": time.perf_counter() - t0,
-            "setup": {str(s): setups[s].seconds for s in seeds}}
-    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
-                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
-                       seconds=secs, setups=setups)
+    setups = build_setups(config, seeds, workers=workers, client=client, progress=progress)
+    runs = run_conditions(setups, conditions, workers=workers, client=client, progress=progress)
+    return sweep_result(config, setups, runs, time.perf_counter() - t0)
 
 
 def write_json(obj: dict, path) -> Path:
