@@ -69,6 +69,9 @@ CLAIMS: tuple[Claim, ...] = (
           "verdict_acc", "no_proxy", COLD, 1, source=_SRC),
     Claim("c", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured here through the policy's "
           f"{_E34} (not as verifier fidelity)", TRANSFER, "proxy_sft", "proxy_rl", 1, source=_SRC),
+    Claim("c.fidelity", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured directly (no RL): it "
+          "follows an edited rubric that contradicts the label more often", "verifier_fidelity", "proxy_sft",
+          "proxy_rl", 1, source=_SRC),
     Claim("d", "Proxy-GRM: an ensemble of proxies is worse than one proxy (there: heterogeneous agents; here: "
           f"three bootstrap copies of Proxy-SFT), on {_E34}", TRANSFER, "ensemble3", "proxy_sft", -1,
           source=_SRC),
