@@ -85,3 +85,19 @@ def test_train_proxy_bad_kind():
     pairs = sample_pairs(WORLD, 8, 0)
     with pytest.raises(ValueError, match="kind"):
         train_proxy(WORLD, pairs, oracle_flags(WORLD, pairs), "dpo")
+
+
+def test_fidelity_separates_rubric_followers_from_label_followers():
+    from posteval.rubric.judges import verifier_fidelity
+
+    world = make_world(np.random.default_rng(0), n_types=16)
+    pairs = sample_pairs(world, 400, 1)
+
+    class Oracle:  # knows the preferred answer, ignores the rubric
+        def predict(self, p, flags):
+            return p.labels
+
+    out = verifier_fidelity({"rule": RuleJudge(), "oracle": Oracle()}, world, pairs, 2).set_index("judge")
+    assert out.loc["rule", "fidelity"] == 1.0 and out.loc["rule", "follows_label"] == 0.0
+    assert out.loc["oracle", "fidelity"] == 0.0 and out.loc["oracle", "follows_label"] == 1.0
+    assert 0 < out.loc["rule", "n_pairs"] < 400

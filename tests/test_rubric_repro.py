@@ -154,3 +154,42 @@ def test_saved_sweep_must_match_the_current_parameters():
         short = copy.deepcopy(summary)
         short["conditions"] = ["no_proxy"]
         report.check_summary_matches(short, config, seeds, conditions)
+
+
+def test_seeds_one_at_a_time_combine_into_the_sweep_of_all(tmp_path):
+    """--seeds runs one seed; --combine joins seed checkpoints into the record a sweep of all the seeds writes."""
+    params = {**TINY, "seeds": [0, 1], "conditions": ["no_proxy", "proxy_sft"], "workers": 1}
+    pfile = tmp_path / "p.yaml"
+    pfile.write_text(yaml.safe_dump(params))
+    run = ["--params", str(pfile), "--workers", "1", "--no-progress"]
+    both = main(run + ["--out", str(tmp_path / "both.json")])
+    for s in (1, 0):
+        main(run + ["--seeds", str(s), "--out", str(tmp_path / f"s{s}.json")])
+    combined = main(["--combine", str(tmp_path / "s1.json"), str(tmp_path / "s0.json"), "--conditions", "proxy_sft",
+                     "--out", str(tmp_path / "c.json")])
+    assert combined["seeds"] == [0, 1] and combined["conditions"] == ["proxy_sft"]
+    assert combined["final"]["transfer"]["proxy_sft"] == both["final"]["transfer"]["proxy_sft"]
+    assert combined["cold_start"]["transfer"] == both["cold_start"]["transfer"]
+    assert combined["sensitivity"]["sensitivity"]["proxy_sft"] == both["sensitivity"]["sensitivity"]["proxy_sft"]
+    assert {r["condition"] for r in combined["history"]} == {"proxy_sft"}
+    assert len(combined["provenance"]) == 2 and combined["seconds"]["total"] > 0
+    fin = report.frames_from_summary(json.loads((tmp_path / "c.json").read_text()))["final"]
+    assert sorted(fin["seed"]) == [0, 1]
+    with pytest.raises(ValueError, match="share seeds"):
+        main(["--combine", str(tmp_path / "s0.json"), str(tmp_path / "both.json"), "--out", str(tmp_path / "x.json")])
+    with pytest.raises(ValueError, match="not run"):
+        main(["--combine", str(tmp_path / "s0.json"), "--conditions", "proxy_rl", "--out", str(tmp_path / "x.json")])
+
+
+def test_sweep_in_parts_equals_the_sweep(tiny_setup):
+    from posteval.rubric.sweep import build_setups, run_conditions, sweep_result
+
+    cfg = RubricConfig(**TINY)
+    setups = build_setups(cfg, [0], progress=False)
+    runs = run_conditions(setups, ["no_proxy"], progress=False)
+    runs.update(run_conditions(setups, ["proxy_sft"], progress=False))
+    parts = sweep_result(cfg, setups, runs, 1.0)
+    whole = run_sweep(cfg, ["no_proxy", "proxy_sft"], [0], progress=False)
+    pd.testing.assert_frame_equal(parts.final.drop(columns="seconds"), whole.final.drop(columns="seconds"))
+    with pytest.raises(ValueError, match="missing"):
+        sweep_result(cfg, build_setups(cfg, [0, 1], progress=False), runs, 1.0)

@@ -1,70 +1,100 @@
-"""The chapter's claims as paired comparisons over seeds, each decided "yes" / "no" / "not resolved".
+"""Chapter 4's claims as data: Proxy-GRM's claims (a)-(f) in the direction the source states them,
+and the book's own three (leak, order, unseen), each decided from paired per-seed differences.
 
-Every claim compares a metric of condition ``a`` with condition ``b`` (or with the cold start, the
-same seed's policy before RL) at the last evaluated step, seed by seed: conditions of one seed share
-the world, the data, the cold start, the proxies and the judges, so the per-seed differences are
-paired. The effect is the mean difference; its 95 % Student-t interval over seeds and the margin
-:data:`MARGIN` give the verdict by :func:`posteval.metrics.verdicts.verdict`.
+Every claim compares a metric of condition ``a`` with condition ``b`` (or with :data:`COLD`, the same
+seed's policy before RL) at the last evaluated step, seed by seed. The conditions of one seed share
+its world, data, cold start, proxies, judges and test pairs, and every seed draws its own, so a
+seed's difference holds its own test-pair noise: the interval is rule 3 of
+:mod:`posteval.metrics.intervals` (:func:`~posteval.metrics.intervals.paired_seed_interval`, a
+Student-t interval over the seeds both conditions share).
+
+One call, :func:`claims_table`, decides every claim with
+:func:`posteval.metrics.claims.evaluate_claims`: Holm within the confirmatory family (the source's
+claims) and within the exploratory one (the book's own). Given several records (the live run, the
+10-seed sweep, the power run), each claim is read from the one with the most seeds for its two
+conditions (the first given on a tie); column ``record`` names it.
+
+Transfer is always to the independent judges E3 and E4 (``transfer_indep``), which share neither a
+training signal nor a decision rule with any proxy: the chapter's measure of transfer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..metrics.intervals import paired_seed_interval, seed_interval
-from ..metrics.verdicts import verdict
+from ..claims import record_claims
+from ..book import record
+from ..metrics.claims import Claim, evaluate_claims
+from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
 
-#: Equivalence margin of every claim (accuracy or rate points): an interval inside [-MARGIN, MARGIN] is "no".
-#: 0: with three seeds an interval's width changes with the machine's kernels enough to turn an equivalence
-#: verdict (measured: verdict accuracy without a proxy, interval [-0.002, 0.015] natively and [-0.035, 0.024]
-#: with ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE), so the chapter declares no equivalence.
-MARGIN = 0.0
 #: Name of the cold-start "condition" (step 0 of any condition of the seed).
 COLD = "cold_start"
+#: The chapter's transfer metric: mean transfer to the independent judges E3 and E4.
+TRANSFER = "transfer_indep"
+#: Equivalence margin of claim "order" (transfer points); see :data:`ORDER_MARGIN_REASON`.
+ORDER_MARGIN = 0.0376
+ORDER_MARGIN_REASON = (
+    "the smallest transfer effect the source reports as one (Unified-Reward-SFT given Proxy-GRM's rubrics "
+    "gains 3.76 accuracy points): a change below it is no change by the source's own scale")
+#: The explicit aggregation schemes of claim (e) (upstream's ``use_fb``), against the additive sum.
+SCHEMES = {"and_gate": ("agg_and_gate", "the AND gate (use_fb=1)"),
+           "gate": ("agg_gate", "the gate (use_fb=2)"),
+           "modulated": ("agg_modulated", "r_acc modulated by the proxy, with the proxy term (use_fb=3)"),
+           "implicit": ("agg_implicit", "r_acc modulated by the proxy, without the proxy term (use_fb=7)")}
+
+_SRC = "Proxy-GRM"
+_BOOK = "this book"
+_E34 = "transfer to the independent judges E3 and E4"
 
 
-@dataclass(frozen=True)
-class Claim:
-    """``mean(metric[a] - metric[b])`` has the sign of ``direction``.
-
-    ``fallback``: metric read instead when a record lacks ``metric`` (an older record without the
-    independent judges); only set where that judge is independent of the proxies compared.
-    """
-
-    a: str
-    b: str
-    metric: str
-    direction: int
-    text: str
-    fallback: str | None = None
+def _e(scheme: str) -> Claim:
+    cond, text = SCHEMES[scheme]
+    return Claim(f"e.{scheme}", f"Proxy-GRM: the simple additive sum r_acc + r_proxy (the source's 'implicit "
+                 f"aggregation') beats {text}, on {_E34}", TRANSFER, "proxy_sft", cond, 1, source=_SRC)
 
 
-#: The chapter's claims. Transfer to the independent judges (``transfer_indep``: E3 and E4) where the
-#: run measured it; claims (d)-(f) read E2 (``transfer``), independent of the label-trained proxies compared.
-CLAIMS = {
-    "a": Claim("proxy_sft", "no_proxy", "transfer_indep", 1,
-               "Proxy-SFT (label targets) raises transfer to the independent judges", "transfer"),
-    "a_follow": Claim("proxy_follow", "no_proxy", "transfer_indep", 1,
-                      "Proxy-SFT (teacher-verdict targets) raises transfer to the independent judges"),
-    "b": Claim("no_proxy", COLD, "rationalisation", 1, "without a proxy, RL raises rationalisation"),
-    "b_acc": Claim("no_proxy", COLD, "verdict_acc", 1, "without a proxy, RL raises verdict accuracy"),
-    "c": Claim("proxy_sft", "proxy_rl", "transfer_indep", 1, "Proxy-SFT beats Proxy-RL on transfer", "transfer"),
-    "d": Claim("ensemble3", "proxy_sft", "transfer", 1, "an ensemble of three Proxy-SFTs beats one on transfer"),
-    "e": Claim("agg_implicit", "proxy_sft", "transfer", 1, "implicit aggregation (use_fb=7) beats additive"),
-    "f": Claim("proxy_sft_quarter", "no_proxy", "transfer", 1,
-               "Proxy-SFT on N/4 prompts beats no proxy on N, on transfer"),
-    "f_acc": Claim("proxy_sft_quarter", "no_proxy", "verdict_acc", 1,
-                   "Proxy-SFT on N/4 prompts beats no proxy on N, on verdict accuracy"),
-    "leak": Claim("proxy_sft_leak", "proxy_sft", "transfer_indep", -1,
-                  "a proxy that sees the answer lowers transfer"),
-    "order": Claim("proxy_sft_order", "proxy_sft", "transfer_indep", -1,
-                   "a proxy biased toward the first answer lowers transfer"),
-    "unseen": Claim("proxy_sft_unseen", "no_proxy", "transfer_indep_last", 1,
-                    "a proxy that never saw a criterion still raises transfer on pairs where it matters"),
-}
+#: The chapter's claims, in the order of the text.
+CLAIMS: tuple[Claim, ...] = (
+    Claim("a", f"Proxy-GRM: the proxy reward (Proxy-SFT, label targets) makes rubrics transferable: it raises "
+          f"{_E34} over no proxy", TRANSFER, "proxy_sft", "no_proxy", 1, source=_SRC),
+    Claim("a_follow", "Proxy-GRM: the proxy reward, with Proxy-SFT trained on the teacher's verdict under its own "
+          f"rubric (the other reading of its targets), raises {_E34} over no proxy", TRANSFER, "proxy_follow",
+          "no_proxy", 1, source=_SRC),
+    Claim("b", "Proxy-GRM: without a proxy, RL on the verdict reward raises post-hoc rationalisation above the "
+          "cold start", "rationalisation", "no_proxy", COLD, 1, source=_SRC),
+    Claim("b_acc", "Proxy-GRM: without a proxy, RL still raises verdict accuracy above the cold start",
+          "verdict_acc", "no_proxy", COLD, 1, source=_SRC),
+    Claim("c", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured here through the policy's "
+          f"{_E34} (not as verifier fidelity)", TRANSFER, "proxy_sft", "proxy_rl", 1, source=_SRC),
+    Claim("c.fidelity", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured directly (no RL): it "
+          "follows an edited rubric that contradicts the label more often", "verifier_fidelity", "proxy_sft",
+          "proxy_rl", 1, source=_SRC),
+    Claim("d", "Proxy-GRM: an ensemble of proxies is worse than one proxy (there: heterogeneous agents; here: "
+          f"three bootstrap copies of Proxy-SFT), on {_E34}", TRANSFER, "ensemble3", "proxy_sft", -1,
+          source=_SRC),
+    *(_e(s) for s in SCHEMES),
+    Claim("e", "Proxy-GRM: the additive sum beats every explicit aggregation scheme (all four of claim e)",
+          parts=tuple(f"e.{s}" for s in SCHEMES), source=_SRC),
+    Claim("f.accuracy", "Proxy-GRM: with a quarter of the data, the proxy reward beats no proxy on all of it, on "
+          "verdict accuracy (the source's benchmark metric)", "verdict_acc", "proxy_sft_quarter", "no_proxy", 1,
+          source=_SRC),
+    Claim("f.transfer", "Proxy-GRM: with a quarter of the data, the proxy reward beats no proxy on all of it, on "
+          f"{_E34}", TRANSFER, "proxy_sft_quarter", "no_proxy", 1, source=_SRC),
+    Claim("leak", f"this book: a proxy that sees the answer segment lowers {_E34} below the honest Proxy-SFT",
+          TRANSFER, "proxy_sft_leak", "proxy_sft", -1, family="exploratory", source=_BOOK),
+    Claim("order", f"this book: a proxy biased toward the first answer changes {_E34} by less than "
+          f"{ORDER_MARGIN:.4f} (the pairs' order is random, so the bias only adds noise: a null by design)",
+          TRANSFER, "proxy_sft_order", "proxy_sft", 0, margin=ORDER_MARGIN, margin_reason=ORDER_MARGIN_REASON,
+          family="exploratory", source=_BOOK),
+    Claim("unseen", "this book: a proxy that never saw the last criterion in a training rubric still raises "
+          "transfer to E3 and E4 on the pairs where that criterion matters, over no proxy", "transfer_indep_last",
+          "proxy_sft_unseen", "no_proxy", 1, family="exploratory", source=_BOOK),
+)
+#: The claims by name.
+BY_NAME = {c.name: c for c in CLAIMS}
 
 
 def per_seed(final: pd.DataFrame, history: pd.DataFrame, condition: str, metric: str) -> pd.Series:
@@ -73,63 +103,76 @@ def per_seed(final: pd.DataFrame, history: pd.DataFrame, condition: str, metric:
         col = f"test_{metric}"
         if col not in history.columns:
             return pd.Series(dtype=float)
-        start = history[history["step"] == 0].groupby("seed")[col].first()
-        return start.astype(float)
+        return history[history["step"] == 0].groupby("seed")[col].first().astype(float)
     if metric not in final.columns:
         return pd.Series(dtype=float)
-    g = final[final["condition"] == condition]
-    return g.set_index("seed")[metric].astype(float)
+    return final[final["condition"] == condition].set_index("seed")[metric].astype(float)
 
 
-def evaluate_claim(claim: Claim, final: pd.DataFrame, history: pd.DataFrame, *, margin: float = MARGIN) -> dict:
-    """Effect, interval and verdict of one claim; "not resolved" with NaN effect when it was not measured."""
-    metric = claim.metric
-    if metric not in final.columns and claim.fallback is not None:
-        metric = claim.fallback
-    a = per_seed(final, history, claim.a, metric)
-    b = per_seed(final, history, claim.b, metric)
-    both = a.index.intersection(b.index)
-    a, b = a.loc[both].dropna(), b.loc[both].dropna()
-    both = a.index.intersection(b.index)
-    out = {"a": claim.a, "b": claim.b, "metric": metric, "direction": claim.direction,
-           "text": claim.text, "n_seeds": len(both)}
-    if len(both) < 2:
-        return {**out, "verdict": "not resolved", "effect": np.nan, "effect_lo": np.nan, "effect_hi": np.nan,
-                "measured": False}
-    iv = paired_seed_interval(a.loc[both].to_numpy(), b.loc[both].to_numpy())
-    d = {"verdict": verdict(iv.lo, iv.hi, direction=claim.direction, margin=margin), "effect": iv.estimate,
-         "effect_lo": iv.lo, "effect_hi": iv.hi, "n_seeds": len(both)}
-    return {**out, **d, "measured": True}
+def paired_values(claim: Claim, final: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
+    """Columns ``a`` and ``b``: the claim's metric per seed (index), on the seeds both conditions measured."""
+    a = per_seed(final, history, claim.a, claim.metric).dropna()
+    b = per_seed(final, history, claim.b, claim.metric).dropna()
+    return pd.DataFrame({"a": a, "b": b}).dropna().sort_index()
 
 
-def claims_table(final: pd.DataFrame, history: pd.DataFrame, claims=None, *, margin: float = MARGIN) -> pd.DataFrame:
-    """One row per claim: conditions, metric, effect, 95 % interval, n_seeds, verdict."""
-    claims = CLAIMS if claims is None else claims
-    rows = {k: evaluate_claim(c, final, history, margin=margin) for k, c in claims.items()}
-    return pd.DataFrame.from_dict(rows, orient="index")
+def claim_interval(claim: Claim, final: pd.DataFrame, history: pd.DataFrame, *,
+                   level: float = 0.95) -> Interval | None:
+    """Rule-3 interval of ``metric(a) - metric(b)`` over the shared seeds; None with fewer than 2."""
+    v = paired_values(claim, final, history)
+    if len(v) < 2:
+        return None
+    return paired_seed_interval(v["a"].to_numpy(), v["b"].to_numpy(), level=level)
 
 
-def claim_numbers(table: pd.DataFrame, *, prefix: str = "") -> dict:
-    """``claim.<x>`` (the verdict word) and ``claim.<x>.effect/effect_lo/effect_hi/n_seeds`` (NaN: not measured)."""
-    out = {}
-    for k, r in table.iterrows():
-        out[f"{prefix}claim.{k}"] = r["verdict"]
-        for f in ("effect", "effect_lo", "effect_hi"):
-            out[f"{prefix}claim.{k}.{f}"] = float(r[f])
-        out[f"{prefix}claim.{k}.n_seeds"] = int(r["n_seeds"])
-    return out
+def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claims: Sequence[Claim] = CLAIMS, *,
+                 level: float = 0.95) -> pd.DataFrame:
+    """Every claim measured in one of ``records`` ({name: (final, history)}), decided in one call.
+
+    Each claim is read from the record with the most seeds for its two conditions (column
+    ``record``); a claim no record measured is left out, and so is a claim of parts with a part left
+    out. The columns are those of :func:`~posteval.metrics.claims.evaluate_claims`, plus ``record``.
+    """
+    if not records:
+        raise ValueError("records: expected at least one {name: (final, history)}")
+    intervals, source = {}, {}
+    for c in claims:
+        if c.parts:
+            continue
+        best = None
+        for name, (final, history) in records.items():
+            iv = claim_interval(c, final, history, level=level)
+            if iv is not None and (best is None or iv.n_seeds > best[1].n_seeds):
+                best = (name, iv)
+        if best is not None:
+            source[c.name], intervals[c.name] = best
+    kept = [c for c in claims if (c.name in intervals) or (c.parts and all(p in intervals for p in c.parts))]
+    if not kept:
+        raise ValueError("no claim is measured in the records given")
+    table = evaluate_claims(kept, intervals=intervals, level=level)
+    parts = {c.name: c.parts for c in kept}
+    table["record"] = [source[k] if k in source else " + ".join(dict.fromkeys(source[p] for p in parts[k]))
+                       for k in table.index]
+    return table
 
 
-def combine_tables(primary: pd.DataFrame, secondary: pd.DataFrame | None, *, names=("this run", "full record")):
-    """Each claim from ``primary`` where it measured it, else from ``secondary``; column ``source`` says which."""
-    out = primary.copy()
-    out["source"] = np.where(out["measured"], names[0], "not measured")
-    if secondary is not None:
-        take = ~out["measured"] & secondary.reindex(out.index)["measured"].fillna(False).astype(bool)
-        for k in out.index[take]:
-            out.loc[k, secondary.columns] = secondary.loc[k]
-            out.loc[k, "source"] = names[1]
-    return out
+def record_table(table: pd.DataFrame, *, prefix: str = "", fill: bool = True) -> pd.DataFrame:
+    """The seven keys of every claim (:func:`posteval.claims.record_claims`), ``claim_seeds.<name>`` and
+    ``claim_record.<name>``. With ``fill``, claims of :data:`CLAIMS` the table lacks get the word "not resolved",
+    NaN numbers, 0 seeds and the record "not measured" (so that the prose can name every claim)."""
+    record_claims(table, prefix=prefix)
+    for name, r in table.iterrows():
+        record(f"claim_seeds.{prefix}{name}", int(r["n_seeds"]))
+        record(f"claim_record.{prefix}{name}", str(r["record"]))
+    for c in CLAIMS if fill else ():
+        if c.name not in table.index:
+            record(f"claim.{prefix}{c.name}", "not resolved")
+            for key in ("claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm"):
+                record(f"{key}.{prefix}{c.name}", float("nan"))
+            record(f"claim_sentence.{prefix}{c.name}", c.display_sentence)
+            record(f"claim_seeds.{prefix}{c.name}", 0)
+            record(f"claim_record.{prefix}{c.name}", "not measured")
+    return table
 
 
 def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep", "verdict_acc"), *,
@@ -147,3 +190,59 @@ def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep",
             out[f"{prefix}{m}_lo.{c}"] = lo
             out[f"{prefix}{m}_hi.{c}"] = hi
     return out
+
+
+def unmeasured() -> pd.DataFrame:
+    """A claims table without rows (no record measured anything): :func:`record_table` fills every claim."""
+    return pd.DataFrame(columns=["sentence", "estimate", "lo", "hi", "p", "p_holm", "n_seeds", "word", "record"])
+
+
+def agreement(words: Mapping[str, str], source: str = "Proxy-GRM") -> str:
+    """One sentence saying where the miniature agrees with ``source``, disagrees, or decides neither.
+
+    ``words``: {label: word} of directional claims in the source's direction, e.g.
+    ``{"on accuracy": "no", "on transfer": "yes"}`` (one entry with the label "" for a single claim).
+
+    >>> agreement({"": "no"})
+    'The miniature disagrees with Proxy-GRM (the interval lies on the other side of 0).'
+    """
+    groups = {w: [label for label, word in words.items() if word == w] for w in ("yes", "no", "not resolved")}
+    if sum(map(len, groups.values())) != len(words):
+        raise ValueError(f"words must be yes / no / not resolved, got {dict(words)}")
+
+    def named(labels):
+        labels = [x for x in labels if x]
+        return "" if not labels else " " + (labels[0] if len(labels) == 1 else
+                                            ", ".join(labels[:-1]) + " and " + labels[-1])
+
+    says = {"yes": lambda x: f"agrees with {source}{x}",
+            "no": lambda x: f"disagrees with {source}{x} (the interval lies on the other side of 0)",
+            "not resolved": lambda x: f"neither confirms nor refutes {source}{x} at these seeds"}
+    order = list(dict.fromkeys(words.values()))  # in the order the labels are given
+    return "The miniature " + "; it ".join(says[w](named(groups[w])) for w in order) + "."
+
+
+def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max_seeds: int = 10_000) -> int | None:
+    """Seeds a paired t-test needs to find the mean of per-seed ``differences`` with ``power`` (two-sided
+    at ``level``, before any multiplicity adjustment), if their mean and sd stayed: the smallest n with
+    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``.
+
+    >>> seeds_for_power([0.1, 0.3, 0.2, 0.0, 0.4])
+    8
+    """
+    from scipy import stats
+
+    d = np.asarray(differences, float)
+    if d.ndim != 1 or d.size < 2 or not np.isfinite(d).all():
+        raise ValueError(f"differences: expected at least two finite per-seed values, got shape {d.shape}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    mean, sd = abs(float(d.mean())), float(d.std(ddof=1))
+    if mean == 0:
+        return None
+    if sd == 0:
+        return 2
+    for n in range(2, max_seeds + 1):
+        if stats.t.ppf(0.5 + level / 2, n - 1) + stats.t.ppf(power, n - 1) <= mean * np.sqrt(n) / sd:
+            return n
+    return None

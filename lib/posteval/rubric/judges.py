@@ -241,6 +241,30 @@ def judge_accuracy(judge, pairs: Pairs, flags) -> float:
     return float(np.mean(np.where(pred == 0, 0.5, (pred == pairs.labels).astype(float))))
 
 
+def verifier_fidelity(judges: dict, world: World, pairs: Pairs, seed) -> pd.DataFrame:
+    """How often each judge's verdict follows an edited rubric rather than the label.
+
+    Every pair gets a random rubric (:func:`~posteval.rubric.task.random_flags`, as many criteria as
+    the relevant set). On the pairs where that rubric, read by the rule (the sum of q1 - q2 over its
+    criteria, :class:`RuleJudge`), names a winner that is *not* the preferred answer, a verifier that
+    reads the rubric follows the rubric and one that bypasses it follows the label. Returns one row per
+    judge: ``fidelity`` (share of those pairs where the verdict is the rubric's), ``follows_label``
+    and ``n_pairs``.
+    """
+    flags = random_flags(world, len(pairs), seed)
+    says = RuleJudge().predict(pairs, flags)
+    keep = np.flatnonzero((says != 0) & (says != pairs.labels))
+    if keep.size == 0:
+        raise ValueError("no pair whose edited rubric contradicts its label: use more pairs")
+    sub, fl = pairs.subset(keep), flags[keep]
+    rows = []
+    for name, judge in judges.items():
+        pred = judge.predict(sub, fl)
+        rows.append({"judge": name, "fidelity": float(np.mean(pred == says[keep])),
+                     "follows_label": float(np.mean(pred == sub.labels)), "n_pairs": int(keep.size)})
+    return pd.DataFrame(rows)
+
+
 def rubric_sensitivity(judges: dict, world: World, pairs: Pairs, seed) -> pd.DataFrame:
     """Accuracy of each judge with the true, a random, the generic, and an empty rubric.
 

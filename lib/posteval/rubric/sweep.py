@@ -27,11 +27,12 @@ import yaml
 
 from ..book import atomic_write_text
 from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
-from .provenance import sweep_provenance
+from .provenance import sweep_provenance, sweep_seconds
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
-CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results", "progress",
+CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results",
+                "power_results", "progress",
                 "profile")
 
 
@@ -115,6 +116,58 @@ def _stats(values: pd.Series) -> dict:
             "values": [None if not np.isfinite(x) else float(x) for x in v]}
 
 
+def _where(workers, client, progress) -> dict:
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    return {"workers": int(workers), "client": client, "progress": progress}
+
+
+def build_setups(config: RubricConfig, seeds, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """``{seed: Setup}``: the world, data, cold start, proxies and judges of every seed (first part of
+    :func:`run_sweep`; the same ``workers`` / ``client`` arguments)."""
+    if not isinstance(config, RubricConfig):
+        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
+    seeds = check_seeds(seeds)
+    where = _where(workers, client, progress)
+    return dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
+
+
+def run_conditions(setups: dict, conditions, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """``{(seed, condition): result}``: every condition on every setup (second part of :func:`run_sweep`).
+
+    Results of several calls (e.g. one per group of conditions) join with ``{**first, **second}``."""
+    conditions = check_conditions(conditions)
+    jobs = [(s, c) for s in setups for c in conditions]
+    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions",
+                       **_where(workers, client, progress))
+    return dict(zip(jobs, results))
+
+
+def sweep_result(config: RubricConfig, setups: dict, runs: dict, seconds: float) -> SweepResult:
+    """The :class:`SweepResult` of ``runs`` (from :func:`run_conditions`) on ``setups``; ``seconds``: wall time."""
+    seeds = list(setups)
+    conditions = list(dict.fromkeys(c for _, c in runs))
+    missing = [(s, c) for s in seeds for c in conditions if (s, c) not in runs]
+    if missing:
+        raise ValueError(f"runs: missing (seed, condition) {missing}")
+    finals, hists = [], []
+    for s in seeds:
+        for c in conditions:
+            r = runs[(s, c)]
+            finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
+                           "n_rl": r["n_rl"]})
+            h = r["history"].copy()
+            h.insert(0, "condition", c)
+            h.insert(0, "seed", s)
+            hists.append(h)
+    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
+    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
+    secs = {"total": float(seconds), "setup": {str(s): setups[s].seconds for s in seeds}}
+    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
+                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
+                       seconds=secs, setups=setups)
+
+
 def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, client=None,
               progress: bool = True) -> SweepResult:
     """Build one setup per seed, then run every condition on it.
@@ -124,32 +177,11 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, clie
     workers : number of processes; 1 runs in this process (and sets torch to one thread).
     client : a ``dask.distributed.Client``: run the jobs on its cluster instead (``workers`` ignored).
     """
-    if not isinstance(config, RubricConfig):
-        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
     conditions = check_conditions(conditions)
-    seeds = check_seeds(seeds)
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive int, got {workers!r}")
     t0 = time.perf_counter()
-    jobs = [(s, c) for s in seeds for c in conditions]
-    where = {"workers": int(workers), "client": client, "progress": progress}
-    setups = dict(zip(seeds, map_jobs(_setup_task, [(config, s) for s in seeds], desc="setups", **where)))
-    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions", **where)
-    finals, hists = [], []
-    for (s, c), r in zip(jobs, results):
-        finals.append({"seed": s, "condition": c, **r["final"], "seconds": r["seconds"], "steps": r["steps"],
-                       "n_rl": r["n_rl"]})
-        h = r["history"].copy()
-        h.insert(0, "condition", c)
-        h.insert(0, "seed", s)
-        hists.append(h)
-    sens = pd.concat([setups[s].sensitivity for s in seeds], ignore_index=True)
-    cold = pd.DataFrame([{"seed": s, **setups[s].cold_start} for s in seeds])
-    secs = {"total": time.perf_counter() - t0,
-            "setup": {str(s): setups[s].seconds for s in seeds}}
-    return SweepResult(config=config, seeds=seeds, conditions=conditions, final=pd.DataFrame(finals),
-                       history=pd.concat(hists, ignore_index=True), sensitivity=sens, cold_start=cold,
-                       seconds=secs, setups=setups)
+    setups = build_setups(config, seeds, workers=workers, client=client, progress=progress)
+    runs = run_conditions(setups, conditions, workers=workers, client=client, progress=progress)
+    return sweep_result(config, setups, runs, time.perf_counter() - t0)
 
 
 def write_json(obj: dict, path) -> Path:
@@ -191,6 +223,53 @@ def merge_summaries(base: dict, extra: dict) -> dict:
     return out
 
 
+def combine_seeds(summaries, conditions=None) -> dict:
+    """One summary over the seeds of several (same config, disjoint seeds), restricted to ``conditions``.
+
+    Each part is a summary written by :func:`main` (or a record of many seeds); per-seed values are
+    concatenated in seed order and their mean and std recomputed. A seed present in two parts, a part
+    whose config differs from the first's, or a condition missing from a part is an error. The parts'
+    ``provenance`` is kept as a list (one entry per part, in the order given), ``seconds`` as the total
+    and the parts' own.
+    """
+    parts = list(summaries)
+    if not parts:
+        raise ValueError("summaries must be a non-empty list of sweep summaries")
+    config = parts[0]["config"]
+    conditions = list(conditions) if conditions is not None else list(parts[0]["conditions"])
+    seeds = []
+    for i, part in enumerate(parts):
+        if part["config"] != config:
+            raise ValueError(f"summaries[{i}]: its config differs from the first summary's")
+        missing = [c for c in conditions if c not in part["conditions"]]
+        if missing:
+            raise ValueError(f"summaries[{i}]: conditions {missing} were not run")
+        seeds += list(part["seeds"])
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"summaries share seeds: {sorted(s for s in set(seeds) if seeds.count(s) > 1)}")
+    order = np.argsort(seeds, kind="stable")
+
+    def stacked(get) -> dict:
+        values = []
+        for part in parts:
+            values += list(get(part)["values"])
+        return _stats(pd.Series([np.nan if values[i] is None else values[i] for i in order], dtype=float))
+
+    metrics = sorted(set.intersection(*(set(p["final"]) for p in parts)))
+    final = {m: {c: stacked(lambda p, m=m, c=c: p["final"][m][c]) for c in conditions} for m in metrics}
+    sens = {col: {j: stacked(lambda p, col=col, j=j: p["sensitivity"][col][j])
+                  for j in set.intersection(*(set(p["sensitivity"][col]) for p in parts))}
+            for col in parts[0]["sensitivity"]}
+    cold = {m: stacked(lambda p, m=m: p["cold_start"][m])
+            for m in set.intersection(*(set(p["cold_start"]) for p in parts))}
+    history = [r for p in parts for r in p["history"] if r["condition"] in conditions]
+    return {"config": config, "seeds": [seeds[i] for i in order], "conditions": conditions, "final": final,
+            "sensitivity": sens, "cold_start": cold, "history": history,
+            "seconds": {"total": sum(sweep_seconds(p["seconds"]) for p in parts),
+                        "parts": [p["seconds"] for p in parts]}, "params_file": parts[0].get("params_file"),
+            "provenance": [p.get("provenance") for p in parts]}
+
+
 def load_summary(path) -> dict | None:
     """The summary written by :func:`main`, or None when the file does not exist."""
     path = Path(path)
@@ -207,14 +286,27 @@ def main(argv=None) -> dict:
     p.add_argument("--workers", type=int, default=2, help="local processes (without a Dask option)")
     add_cluster_arguments(p)
     p.add_argument("--conditions", nargs="+", help="run only these conditions (default: the params file's)")
+    p.add_argument("--seeds", nargs="+", type=int, help="run only these seeds (default: the params file's)")
     p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
+    p.add_argument("--combine", nargs="+", metavar="SUMMARY",
+                   help="run nothing: write to --out the seeds of these summaries combined (--conditions: only those)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.combine:
+        parts = [load_summary(f) for f in args.combine]
+        if any(part is None for part in parts):
+            raise ValueError(f"--combine: missing {[f for f, part in zip(args.combine, parts) if part is None]}")
+        summary = combine_seeds(parts, check_conditions(args.conditions) if args.conditions else None)
+        write_json(summary, args.out)
+        print(f"wrote {args.out} ({len(summary['seeds'])} seeds x {len(summary['conditions'])} conditions)")
+        return summary
     with open(args.params) as fh:
         params = yaml.safe_load(fh) or {}
     config, seeds, conditions = split_params(params)
     if args.conditions:
         conditions = check_conditions(args.conditions)
+    if args.seeds:
+        seeds = check_seeds(args.seeds)
     base = None
     if args.merge:
         base = load_summary(args.merge)
