@@ -105,7 +105,7 @@ def _transform(name: str):
 
 def _half_width(seed_var: float, event_var: float, n_seeds: int, level: float) -> float:
     q = 0.5 + level / 2
-    t = stats.t.ppf(q, n_seeds - 1) if n_seeds > 1 else 0.0
+    t = stats.t.ppf(q, n_seeds - 1) if n_seeds > 1 and seed_var > 0 else 0.0  # no seed part: no t (inf * 0 near level 1)
     return float(np.sqrt(t**2 * seed_var + stats.norm.ppf(q) ** 2 * event_var))
 
 
