@@ -202,3 +202,28 @@ def test_train_models_rejects_malformed_jobs():
         train_models([("not callable", 0)], (torch.zeros(2, 1), torch.zeros(2, 1)))
     with pytest.raises(ValueError, match="threads must be a positive integer"):
         train_models([], (torch.zeros(2, 1), torch.zeros(2, 1)), threads=0)
+
+
+def test_train_models_train_rows_train_each_job_on_its_resample():
+    """A job with ``train_rows`` trains exactly as on the resampled tensors; a wrong index fails."""
+    from functools import partial
+
+    import numpy as np
+
+    from posteval.models import PointRegressor, train_models
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(128, 2, generator=g)
+    y = x[:, :1] + 0.1 * torch.randn(128, 1, generator=g)
+    build = partial(PointRegressor, 1, 2, hidden=(8,))
+    rows = np.random.default_rng(3).integers(0, 128, 128)
+    kw = dict(epochs=2, batch_size=32, lr=1e-2, progress=False)
+    (m1, h1), (m0, h0) = train_models([(build, 4), (build, 4)], (x, y), (x, y), train_rows=[rows, None], **kw)
+    (m2, h2), = train_models([(build, 4)], (x[rows], y[rows]), (x, y), **kw)
+    assert h1.train_loss == h2.train_loss and h1.train_loss != h0.train_loss
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        assert torch.equal(p1, p2)
+    with pytest.raises(ValueError, match="train_rows: expected one index array"):
+        train_models([(build, 4)], (x, y), train_rows=[rows, rows], **kw)
+    with pytest.raises(ValueError, match=r"train_rows\[0\]"):
+        train_models([(build, 4)], (x, y), train_rows=[np.array([0, 128])], **kw)

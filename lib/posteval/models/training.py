@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 from posteval.progress import tqdm
 
@@ -333,19 +334,26 @@ def train_model(build: Callable[[], torch.nn.Module], train, val=None, *, seed: 
 
 
 def _train_job(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
-    build, seed, train, val, threads, device, fit_kwargs = job
+    build, seed, train, val, threads, device, fit_kwargs, rows = job
     from posteval.book import seed_everything  # a worker process starts with torch's defaults
 
     seed_everything(seed, threads=threads)
+    if rows is not None:  # this job's resample of the training events
+        index = torch.as_tensor(rows, dtype=torch.long)
+        train = tuple(t[index] for t in check_tensors(train, "train"))
     model, history = train_model(build, train, val, seed=seed, device=device, **fit_kwargs)
     return model.cpu() if device != "cpu" else model, history
 
 
 def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None, *,
                  threads: int = 1, workers: int = 1, client=None, device: str = "cpu",
-                 desc: str = "models", progress: bool = True,
+                 desc: str = "models", progress: bool = True, train_rows: Sequence | None = None,
                  **fit_kwargs) -> list[tuple[torch.nn.Module, TrainHistory]]:
     """`train_model` for every ``(build, seed)`` in `jobs`, in order, each on ``threads`` torch threads.
+
+    ``train_rows``: one index array (or None) per job, the rows of ``train`` that job trains on, e.g.
+    a bootstrap resample of the training events drawn from the job's seed, so that training-sample
+    noise enters the spread between seeds (the validation split stays whole).
 
     The jobs run in this process (``workers=1``), in local worker processes, or on a Dask
     ``client`` (`posteval.parallel`); each job is seeded and threaded the same way wherever it runs, so
@@ -361,7 +369,20 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], trai
     for i, job in enumerate(jobs):
         if not (isinstance(job, tuple) and len(job) == 2 and callable(job[0])):
             raise ValueError(f"jobs[{i}]: expected (build, seed) with a callable build, got {job!r}")
-    items = [(build, seed, train, val, threads, device, fit_kwargs) for build, seed in jobs]
+    if train_rows is None:
+        train_rows = [None] * len(jobs)
+    train_rows = list(train_rows)
+    if len(train_rows) != len(jobs):
+        raise ValueError(f"train_rows: expected one index array (or None) per job, got {len(train_rows)} for "
+                         f"{len(jobs)} jobs")
+    n_train = len(check_tensors(train, "train")[0])
+    for i, rows in enumerate(train_rows):
+        if rows is not None:
+            r = np.asarray(rows)
+            if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer) or r.min() < 0 or r.max() >= n_train:
+                raise ValueError(f"train_rows[{i}]: expected a non-empty 1-D array of row indices in [0, {n_train})")
+    items = [(build, seed, train, val, threads, device, fit_kwargs, rows)
+             for (build, seed), rows in zip(jobs, train_rows)]
     before = torch.get_num_threads()
     try:
         return map_jobs(_train_job, items, workers=workers, client=client, desc=desc, unit="model",
