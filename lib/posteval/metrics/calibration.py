@@ -217,7 +217,7 @@ def signed_coverage_from_inside(inside, m: int, levels=DEFAULT_LEVELS, *, ci: fl
     s_, n = inside.shape[:2]
     e = inside.mean(axis=2) - p.mean()
     mean, lo, hi = event_interval(e.T, level=ci)
-    per = [tuple(event_interval((inside[:, :, k] - p[k]).T, level=ci)) for k in range(lv.size)]
+    per = [event_interval((inside[:, :, k] - p[k]).T, level=ci) for k in range(lv.size)]
     delta = calibration_margin(n, m, s_, lv, ci=ci) if margin is None else float(margin)
     if s_ >= positive_int(min_seeds, "min_seeds") and abs(mean) + (hi - lo) / 2 <= delta:
         word = "calibrated"  # within the design's resolution, even if a tiny sign is resolved
