@@ -516,3 +516,35 @@ _IV = event_interval(_S + 3.0)
 def test_bad_input_is_a_value_error_naming_the_problem(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# a variance part of zero adds nothing, also where its quantile is infinite (level -> 1 in p_value)
+def test_p_value_of_a_difference_without_seed_variance_is_finite():
+    """Identical seed values leave only the event part: the p-value is that of the normal interval,
+    not NaN from t(inf) * 0 near level 1."""
+    rng = np.random.default_rng(0)
+    reps = np.repeat(0.3 + 0.1 * rng.normal(size=(500, 1)), 3, axis=1)
+    iv = replicate_interval(np.full(3, 0.3), reps)
+    assert iv.seed_var == 0 and iv.n_seeds == 3
+    p = iv.p_value(0.0, "greater")
+    assert np.isfinite(p) and p < 0.05
+    z = iv.estimate / np.sqrt(iv.event_var)
+    assert abs(iv.p_value(0.0) - 2 * stats.norm.sf(z)) < 1e-6
+    lo, hi = iv.at_level(0.95)
+    assert abs(hi - iv.estimate - stats.norm.ppf(0.975) * np.sqrt(iv.event_var)) < 1e-12
+
+def test_seed_interval_far_from_null_has_a_finite_tiny_p():
+    # no event variance: the event quantile (infinite as the level tends to 1) must not turn the width into NaN
+    iv = seed_interval([0.50, 0.52, 0.49, 0.51, 0.50, 0.53, 0.48, 0.50, 0.51, 0.52])
+    assert iv.event_var == 0
+    p = iv.p_value(0.0, "greater")
+    assert np.isfinite(p) and 0 <= p < 1e-10
+    assert iv.p_value(0.0, "less") > 1 - 1e-10
+
+
+def test_paired_seed_p_is_the_dual_of_the_interval():
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.7, 0.1, 10)
+    for shift in (0.01, 0.05, 0.2):
+        iv = paired_seed_interval(a + shift + rng.normal(0, 0.03, 10), a)
+        assert (iv.p_value(0.0) < 0.05) == (iv.lo > 0 or iv.hi < 0)
