@@ -194,10 +194,13 @@ def consistency_excess(model: Mapping[str, np.ndarray], truth: Mapping[str, np.n
 
 
 def consistency_claims(models: Sequence[str], tolerances: Tolerances = Tolerances(), *, metric_prefix="excess.",
-                       family: str = "confirmatory", source: str = "this book") -> list[Claim]:
+                       family: str = "confirmatory", source: str = "this book",
+                       labels: Mapping[str, str] | None = None) -> list[Claim]:
     """The claims of physical consistency per model: one non-inferiority claim per quantity on the
     metric ``<metric_prefix><quantity>`` (the per-event :func:`consistency_excess`, > 0) and
-    ``physically_consistent.<model>`` that needs all of them."""
+    ``physically_consistent.<model>`` that needs all of them; ``labels`` names the models in the
+    sentences (default: their keys)."""
+    labels = dict(labels or {})
     reason = {
         "w_window.nu": f"W window (nu) at least {tolerances.w_ratio:g} x the truth's",
         "w_window.nubar": f"W window (nubar) at least {tolerances.w_ratio:g} x the truth's",
@@ -210,10 +213,10 @@ def consistency_claims(models: Sequence[str], tolerances: Tolerances = Tolerance
         parts = []
         for k in CONSISTENCY_METRICS:
             name = f"consistent.{k}.{model}"
-            out.append(Claim(name, f"{model}: {reason[k]}", f"{metric_prefix}{k}", model, direction=1,
+            out.append(Claim(name, f"{labels.get(model, model)}: {reason[k]}", f"{metric_prefix}{k}", model, direction=1,
                              family=family, source=source))
             parts.append(name)
         out.append(Claim(f"physically_consistent.{model}",
-                         f"{model} is physically consistent: " + "; ".join(reason[k] for k in CONSISTENCY_METRICS),
+                         f"the {labels.get(model, model)} is physically consistent: " + "; ".join(reason[k] for k in CONSISTENCY_METRICS),
                          parts=tuple(parts), family=family, source=source))
     return out
