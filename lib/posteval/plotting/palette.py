@@ -44,6 +44,7 @@ MODEL_COLOURS: dict[str, str] = {
     "proxy_sft_unseen": _CB[4],
     "ensemble": _CB[9],  # the bootstrap ensemble of Proxy-SFTs (condition ensemble3)
     "ensemble3": _CB[9],
+    "ensemble_mixed": "#661100",  # the heterogeneous ensemble (Proxy-SFT, Proxy-RL, Proxy-SFT-follow), Tol dark red
     "ensemble_follow": _CB[1],
     "ensemble3_follow": _CB[1],
     "proxy_sft_leak": "#882255",  # Tol wine

@@ -143,6 +143,9 @@ CONDITIONS = {
     "ensemble3": Condition(proxy="sft", ensemble=True, note="additive, mean vote of bootstrap Proxy-SFTs"),
     "ensemble3_follow": Condition(proxy="follow", ensemble=True,
                                   note="additive, mean vote of bootstrap Proxy-SFT-follows"),
+    "ensemble_mixed": Condition(proxy="mixed", ensemble=True,
+                                note="additive, mean vote of Proxy-SFT, Proxy-RL and Proxy-SFT-follow "
+                                     "(heterogeneous: other objectives and training data)"),
     "agg_and_gate": Condition(proxy="sft", mode="and_gate", note="use_fb=1"),
     "agg_gate": Condition(proxy="sft", mode="gate", note="use_fb=2"),
     "agg_modulated": Condition(proxy="sft", mode="modulated", note="use_fb=3"),
@@ -160,6 +163,9 @@ CONDITIONS = {
                                   note="Proxy-SFT that never saw the last criterion in a training rubric"),
 }
 
+#: The members of the heterogeneous ensemble (condition ensemble_mixed): proxies trained with other
+#: objectives (preference labels; RL on a pool proxy_rl_data_factor x as large; rubric-following targets).
+MIXED_MEMBERS = ("sft", "rl", "follow")
 #: Proxy kinds that get a bootstrap ensemble of ``ensemble_size`` members (setup key, member seed offset).
 ENSEMBLES = {"sft": ("ensemble", 100), "follow": ("ensemble_follow", 200)}
 
@@ -319,6 +325,8 @@ def condition_proxy(setup: Setup, cond: Condition):
         if cond.ensemble:
             raise ValueError("an order-biased condition takes a single proxy, not an ensemble")
         return OrderBiasedProxy(setup.proxies[cond.proxy], setup.config.order_bias)
+    if cond.ensemble and cond.proxy == "mixed":  # heterogeneous members: the seed's own three proxies
+        return Ensemble([setup.proxies[k] for k in MIXED_MEMBERS])
     if cond.ensemble:
         key = ENSEMBLES[cond.proxy][0]
         if key not in setup.proxies:

@@ -31,6 +31,8 @@ CONDITION_TEXT = {
     "proxy_follow": "additive, proxy Proxy-SFT-follow (trained on the teacher's own verdicts)",
     "ensemble3": "additive, r_proxy the mean vote of 3 bootstrap Proxy-SFTs",
     "ensemble3_follow": "additive, r_proxy the mean vote of 3 bootstrap Proxy-SFT-follows",
+    "ensemble_mixed": "additive, r_proxy the mean vote of Proxy-SFT, Proxy-RL and Proxy-SFT-follow "
+                      "(heterogeneous members)",
     "agg_and_gate": "AND gate (use_fb=1): r_acc and r_proxy both +1 only if the verdict is "
                     "right and the proxy agrees, else both -1; Proxy-SFT",
     "agg_gate": "gate (use_fb=2): r_acc = +1 only if the verdict is right and the proxy "
