@@ -8,7 +8,7 @@ from posteval.plotting import palette
 def test_models_in_the_same_role_share_a_colour_and_others_differ():
     assert palette.colour("mlp_mse") == palette.colour("transformer_mse")
     distinct = ["truth", "oracle", "mlp_mse", "mlp_mae", "transformer_mmd", "flow_mean",
-                "nu_weighting", "mdn", "flow", "cfm", "prior", "flow_physics"]
+                "nu_weighting", "mdn", "flow", "cfm", "prior", "flow_physics", "cfm_physics"]
     assert len({palette.colour(n) for n in distinct}) == len(distinct)
 
 

@@ -27,6 +27,9 @@ NON_NEGATIVE = {
     "local_coverage_error",
     # calibration (book/notation.md): TARP error is an absolute deviation, spread / skill a ratio of sds
     "tarp_error", "spread_skill",
+    # physics consistency (chapter 3): MET closure is a mean |vector difference| in GeV; the m(tt) core
+    # width half an interquartile range (fractions such as top_window_fraction end in _fraction)
+    "met_closure", "mtt_resolution",
 }
 #: ...and every name ending in one of these (fractions of events in [0, 1], e.g. w_window_fraction)
 NON_NEGATIVE_SUFFIXES = ("_fraction",)

@@ -50,7 +50,9 @@ from .verdicts import NOT_RESOLVED, VERDICTS, holm
 
 __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS"]
 
-FAMILIES = ("confirmatory", "exploratory")
+#: The families of claims: Holm's adjustment holds the error rate within each. "physics": the physical
+#: consistency checks of a reconstruction (chapter 3), a question apart from the source's claims.
+FAMILIES = ("confirmatory", "exploratory", "physics")
 #: The words of a calibration claim ("|coverage deviation| within the noise-floor margin").
 CALIBRATION_WORDS = {"yes": "calibrated", "below": "under-covers", "above": "over-covers"}
 #: The keys recorded per claim (``<key>.<name>``), see :func:`posteval.claims.record_claims`.
@@ -74,7 +76,8 @@ class Claim:
     a, b : the models; effect = metric(a) - metric(b), or metric(a) - ``boundary`` when b is None
     direction : +1, -1 (the effect's claimed sign) or 0 (equivalence: |effect| < margin)
     margin, margin_reason : the equivalence margin (>= 0) and why it is that number
-    family : "confirmatory" (Holm within the chapter's family) or "exploratory"
+    family : "confirmatory" (Holm within the chapter's family), "exploratory" or "physics" (each adjusted
+        among its own)
     parts : names of claims that must all hold (an intersection-union claim)
     words : the words for "yes" (and for equivalence claims "below" / "above"), e.g. :data:`CALIBRATION_WORDS`
     source : the source of the claim (paper, Proxy-GRM, this book)
@@ -119,7 +122,7 @@ class Claim:
     @property
     def display_sentence(self) -> str:
         """The sentence, marked when the claim is exploratory."""
-        return self.sentence if self.family == "confirmatory" else f"{self.sentence} (exploratory)"
+        return self.sentence if self.family == "confirmatory" else f"{self.sentence} ({self.family})"
 
 
 def _p(claim: Claim, iv: Interval) -> float:

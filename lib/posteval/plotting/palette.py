@@ -30,6 +30,7 @@ MODEL_COLOURS: dict[str, str] = {
     "cfm": _CB[2],
     "prior": _CB[6],
     "flow_physics": "#332288",  # the flow in lepton-frame coordinates (Tol indigo)
+    "cfm_physics": "#882255",  # flow matching in lepton-frame coordinates (Tol wine)
     # chapter 4 (proxies, judges, GRPO conditions). Colour = the proxy that rewards the policy;
     # a condition at N/4 prompts keeps its proxy's colour (its curve is dashed). The names of
     # one figure draw on the Okabe-Ito colours (seaborn's colour-blind set) and Paul Tol's

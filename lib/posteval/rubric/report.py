@@ -111,6 +111,35 @@ def frames_from_summary(summary: dict) -> dict:
     return {"history": hist, "final": final_frame(hist), "sensitivity": pd.DataFrame(rows)}
 
 
+def join_conditions(summary: dict, other: dict) -> dict:
+    """The frames of two sweep summaries that ran *other conditions on the same seeds* (a later run
+    of one more condition): ``history``, ``final`` and ``sensitivity`` of ``summary`` with ``other``'s
+    conditions added, on the seeds of ``summary``.
+
+    Every seed's setup (world, data, cold start, proxies) is seeded on its own, so the two runs of a
+    seed share it; that is checked, not assumed: the cold start's metrics of every shared seed must
+    be equal in both, and the configs must be equal, else ValueError. A condition in both is an
+    error (which record would count?).
+    """
+    if summary.get("config") != other.get("config"):
+        raise ValueError("other: its config differs from the summary's; its seeds do not share their setups")
+    twice = sorted(set(summary["conditions"]) & set(other["conditions"]))
+    if twice:
+        raise ValueError(f"other: conditions {twice} are in both summaries")
+    cold_a = {m: dict(zip(summary["seeds"], v["values"])) for m, v in summary["cold_start"].items()}
+    cold_b = {m: dict(zip(other["seeds"], v["values"])) for m, v in other["cold_start"].items()}
+    shared = sorted(set(summary["seeds"]) & set(other["seeds"]))
+    for m in set(cold_a) & set(cold_b):
+        bad = [s for s in shared if not np.isclose(cold_a[m][s], cold_b[m][s], rtol=0, atol=1e-12)]
+        if bad:
+            raise ValueError(f"other: seeds {bad} have another cold start ({m}); they do not share their setups")
+    a, b = frames_from_summary(summary), frames_from_summary(other)
+    keep = b["history"]["seed"].isin(shared)
+    history = pd.concat([a["history"], b["history"][keep]], ignore_index=True)
+    return {"history": history, "final": final_frame(history), "sensitivity": a["sensitivity"],
+            "shared_seeds": shared}
+
+
 def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "transfer_rule", "rationalisation",
                                                 "rubric_f1", "faithfulness"), conditions=None,
                   *, decimals: int = 4) -> pd.DataFrame:
