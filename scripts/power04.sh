@@ -6,6 +6,8 @@
 # Usage, from the repository root of a clean checkout:  bash scripts/power04.sh FIRST LAST [OUT_DIR]
 #   the power run:               bash scripts/power04.sh 10 39
 #   the heterogeneous ensemble:  CONDITIONS=ensemble_mixed NAME=04_proxy_rubric_mixed BASE= bash scripts/power04.sh 0 39
+#   a second worker on the same OUT_DIR, from the other end: ... bash scripts/power04.sh 39 0 OUT_DIR (a seed whose
+#   checkpoint exists is skipped; both write the combined record atomically)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FIRST=${1:?usage: power04.sh FIRST LAST [OUT_DIR]}
@@ -20,7 +22,8 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   exit 1
 fi
 mkdir -p "$OUT/${NAME}_parts"
-for s in $(seq "$FIRST" "$LAST"); do
+STEP=1; [ "$FIRST" -gt "$LAST" ] && STEP=-1  # FIRST > LAST: descending (a second worker from the other end)
+for s in $(seq "$FIRST" "$STEP" "$LAST"); do
   part=$(printf "%s/%s_parts/seed_%02d.json" "$OUT" "$NAME" "$s")
   if [ ! -f "$part" ]; then
     "$PY" -m posteval.rubric.sweep --params params/full/04_proxy_rubric.yaml --seeds "$s" \
