@@ -75,7 +75,10 @@ def test_holm_adjusts_within_the_family():
 
 def test_the_source_directions():
     assert BY_NAME["d"].direction == -1 and "worse than one proxy" in BY_NAME["d"].sentence
-    assert "bootstrap copies" in BY_NAME["d"].sentence
+    assert "heterogeneous" in BY_NAME["d"].sentence and BY_NAME["d"].a == "ensemble_mixed"
+    boot = BY_NAME["d.bootstrap"]
+    assert (boot.a, boot.direction, boot.family) == ("ensemble3", -1, "exploratory")
+    assert "bootstrap copies" in boot.sentence
     for s, (cond, _) in SCHEMES.items():
         e = BY_NAME[f"e.{s}"]
         assert (e.a, e.b, e.direction) == ("proxy_sft", cond, 1) and "additive" in e.sentence

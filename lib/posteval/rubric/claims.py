@@ -72,9 +72,12 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("c.fidelity", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured directly (no RL): it "
           "follows an edited rubric that contradicts the label more often", "verifier_fidelity", "proxy_sft",
           "proxy_rl", 1, source=_SRC),
-    Claim("d", "Proxy-GRM: an ensemble of proxies is worse than one proxy (there: heterogeneous agents; here: "
-          f"three bootstrap copies of Proxy-SFT), on {_E34}", TRANSFER, "ensemble3", "proxy_sft", -1,
-          source=_SRC),
+    Claim("d", "Proxy-GRM: an ensemble of heterogeneous proxy agents is worse than one proxy (conflicting reward "
+          "signals); here the mean vote of Proxy-SFT, Proxy-RL and Proxy-SFT-follow against Proxy-SFT alone, on "
+          f"{_E34}", TRANSFER, "ensemble_mixed", "proxy_sft", -1, source=_SRC),
+    Claim("d.bootstrap", "this book, after Proxy-GRM's (d): an ensemble of three bootstrap copies of Proxy-SFT (not "
+          f"heterogeneous) is worse than one Proxy-SFT, on {_E34}", TRANSFER, "ensemble3", "proxy_sft", -1,
+          family="exploratory", source=_BOOK),
     *(_e(s) for s in SCHEMES),
     Claim("e", "Proxy-GRM: the additive sum beats every explicit aggregation scheme (all four of claim e)",
           parts=tuple(f"e.{s}" for s in SCHEMES), source=_SRC),
