@@ -1,14 +1,20 @@
 """Fixtures shared by several test modules."""
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-import torch
-
 from posteval import book, parameters
+
+# The chapters' portable CPU kernels (book.PORTABLE_KERNELS) for this process and every kernel nbval
+# starts, before torch runs its first operation here (seed_everything refuses a late choice).
+for _name, _value in book.PORTABLE_KERNELS.items():
+    os.environ.setdefault(_name, _value)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 #: The runner's test chapter (tests/fixtures/chapters/99_tiny.md) declares its parameters' ranges
 #: as a new chapter would (test_book.py, test_clean_outputs.py run it).

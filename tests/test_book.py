@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -302,3 +304,26 @@ def test_papermill_does_not_warn_about_validated_parameters(tmp_path, monkeypatc
         results = book.run_chapter(source, "ci", out_dir=tmp_path / "out")
     assert results["total"] == 3
     assert not [r.getMessage() for r in caplog.records if r.name.startswith("papermill")]
+
+
+def _fresh_python(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a new interpreter without the portable-kernel variables in its environment."""
+    env = {k: v for k, v in os.environ.items() if k not in book.PORTABLE_KERNELS}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_seed_everything_chooses_the_portable_cpu_kernels():
+    """After seed_everything, torch runs its baseline kernels (the reference's) and MKL's COMPATIBLE
+    branch is in the environment the training workers inherit."""
+    out = _fresh_python("import os, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
+                        "torch.ones(3).exp()\nprint(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["DEFAULT", "COMPATIBLE"]
+
+
+def test_seed_everything_refuses_kernels_chosen_before_it():
+    out = _fresh_python("import torch\nfrom posteval.book import seed_everything\ntorch.ones(3).exp()\n"
+                        "torch.backends.cpu.get_cpu_capability()\nseed_everything(0)")
+    if "DEFAULT" in _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout:
+        pytest.skip("this CPU has only torch's baseline kernels: nothing to refuse")
+    assert out.returncode != 0 and "before the first torch operation" in out.stderr

@@ -126,7 +126,8 @@ def test_rank_histogram_band_holds_an_exact_sampler():
 def test_events_to_resolve_a_narrowing_gives_the_stated_power():
     """At the number of events events_to_resolve states, a sampler 10 % too narrow (m = 16 draws)
     is called under-covers by one seed's interval in about 80 % of repeats."""
-    from posteval.metrics.calibration import events_to_resolve, narrowing_deviation
+    from posteval.metrics.calibration import narrowing_deviation
+    from posteval.metrics.intervals import events_to_resolve
     from posteval.metrics.intervals import event_interval
 
     d, sd = narrowing_deviation(0.9, 16, n_sim=50_000, seed=1)

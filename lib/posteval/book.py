@@ -128,8 +128,34 @@ def recorded() -> dict[str, object]:
     return dict(_recorded)
 
 
+PORTABLE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+"""CPU kernels that compute the same digits on every x86-64 machine: ATen's baseline kernels
+(not the AVX2 / AVX-512 ones it picks per CPU) and MKL's conditional-numerical-reproducibility
+branch ``COMPATIBLE``. Training follows a different path on each kernel class (measured: 9 of
+chapter 3's 97 verdict words differed between two machines of this workplace), so the
+chapters choose these; a value already in the environment wins."""
+
+
+def portable_kernels() -> dict[str, str]:
+    """Choose :data:`PORTABLE_KERNELS` for this process and the workers it starts (environment
+    variables that torch and MKL read at their first operation) and return the ones in force.
+
+    Raises RuntimeError when torch has already chosen other CPU kernels (an operation ran before).
+    """
+    chosen = {k: os.environ.setdefault(k, v) for k, v in PORTABLE_KERNELS.items()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        got = torch.backends.cpu.get_cpu_capability()
+        if got.lower() != chosen["ATEN_CPU_CAPABILITY"].lower():
+            raise RuntimeError(f"torch already runs its {got} CPU kernels, not "
+                               f"ATEN_CPU_CAPABILITY={chosen['ATEN_CPU_CAPABILITY']}: call seed_everything "
+                               "before the first torch operation (or set the variable before starting Python)")
+    return chosen
+
+
 def seed_everything(seed: int, *, threads: int | None = None) -> None:
-    """Seed Python, numpy and torch, and make torch deterministic (optionally fix its threads).
+    """Seed Python, numpy and torch, make torch deterministic (optionally fix its threads) and
+    choose :func:`portable_kernels`.
 
     torch is seeded only when the chapter has already imported it (import it first): a
     numpy-only chapter never loads torch.
@@ -143,6 +169,7 @@ def seed_everything(seed: int, *, threads: int | None = None) -> None:
     torch = sys.modules.get("torch")
     if torch is None:
         return
+    portable_kernels()
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
     if threads is not None:

@@ -76,7 +76,7 @@ __all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "coverage_devi
            "TarpCoverage",
            "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
            "tarp_credibility", "tarp_indicators", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary",
-           "narrowing_deviation", "events_to_resolve"]
+           "narrowing_deviation"]
 
 
 def exact_coverage(m: int, levels=DEFAULT_LEVELS) -> np.ndarray:
@@ -99,7 +99,7 @@ def narrowing_deviation(scale: float, m: int, levels=DEFAULT_LEVELS, *, n_sim: i
     draws per event, one dimension), by simulation of ``n_sim`` events: (D, per-event sd of the
     scores e_i). ``scale`` < 1 is too narrow (D < 0).
 
-    With it, :func:`events_to_resolve` says how many events resolve such a narrowing.
+    With it, :func:`posteval.metrics.intervals.events_to_resolve` says how many events resolve such a narrowing.
 
     >>> d, sd = narrowing_deviation(0.97, 64, n_sim=20_000)
     >>> bool(d < 0 < sd)
@@ -113,22 +113,6 @@ def narrowing_deviation(scale: float, m: int, levels=DEFAULT_LEVELS, *, n_sim: i
     draws = rng.normal(scale=float(scale), size=(n, positive_int(m, "m")))
     e = coverage_deviation_scores([draws], truth, levels)[:, 0]
     return float(e.mean()), float(e.std(ddof=1))
-
-
-def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float = 0.95) -> int:
-    """Events n at which a mean of per-event scores with sd ``sd`` and true mean ``effect`` has its
-    two-sided ``ci`` interval exclude zero with probability ``power`` (one seed, no seed part):
-    n = ((z_{(1+ci)/2} + z_power) sd / |effect|)^2.
-
-    >>> events_to_resolve(-0.01, 0.2)
-    3140
-    """
-    if not effect or not np.isfinite(effect):
-        raise ValueError(f"effect: expected a finite non-zero mean, got {effect!r}")
-    if not sd > 0:
-        raise ValueError(f"sd: expected a positive standard deviation, got {sd!r}")
-    z = stats.norm.ppf(0.5 + _ci(ci) / 2) + stats.norm.ppf(_ci(power))
-    return int(np.ceil((z * sd / abs(effect)) ** 2))
 
 
 @dataclass(frozen=True)

@@ -61,12 +61,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 from ._validation import finite_array, level_value, positive_int, real_array
 
 __all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
-           "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "combine_estimates", "Measurements", "TRANSFORMS",
+           "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "events_to_resolve", "seeds_for_power", "combine_estimates", "Measurements", "TRANSFORMS",
            "MIN_SEEDS_EQUIVALENCE"]
 
 MIN_SEEDS_EQUIVALENCE = 5
@@ -383,6 +383,46 @@ def replicates_to_resolve(iv: Interval, boundary: float, margin: float) -> str:
     if need is None:
         return "a larger test set"
     return f"{max(need, MIN_SEEDS_EQUIVALENCE) if equivalence else need} replicates"
+
+
+def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float = 0.95) -> int:
+    """Events n at which a mean of per-event scores with sd ``sd`` and true mean ``effect`` has its
+    two-sided ``ci`` interval exclude zero with probability ``power`` (one seed, no seed part):
+    n = ((z_{(1+ci)/2} + z_power) sd / |effect|)^2.
+
+    >>> events_to_resolve(-0.01, 0.2)
+    3140
+    """
+    if not effect or not np.isfinite(effect):
+        raise ValueError(f"effect: expected a finite non-zero mean, got {effect!r}")
+    if not sd > 0:
+        raise ValueError(f"sd: expected a positive standard deviation, got {sd!r}")
+    z = special.ndtri(0.5 + level_value(ci, "ci") / 2) + special.ndtri(level_value(power, "power"))
+    return int(np.ceil((z * sd / abs(effect)) ** 2))
+
+
+def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max_seeds: int = 10_000) -> int | None:
+    """Seeds a paired t-test needs to find the mean of per-seed ``differences`` with ``power`` (two-sided
+    at ``level``, before any multiplicity adjustment), if their mean and sd stayed: the smallest n with
+    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``.
+
+    >>> seeds_for_power([0.1, 0.3, 0.2, 0.0, 0.4])
+    8
+    """
+    d = np.asarray(differences, float)
+    if d.ndim != 1 or d.size < 2 or not np.isfinite(d).all():
+        raise ValueError(f"differences: expected at least two finite per-seed values, got shape {d.shape}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    mean, sd = abs(float(d.mean())), float(d.std(ddof=1))
+    if mean == 0:
+        return None
+    if sd == 0:
+        return 2
+    for n in range(2, max_seeds + 1):
+        if stats.t.ppf(0.5 + level / 2, n - 1) + stats.t.ppf(power, n - 1) <= mean * np.sqrt(n) / sd:
+            return n
+    return None
 
 
 def combine_estimates(f: Callable, *estimates: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

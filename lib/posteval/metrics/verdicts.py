@@ -169,8 +169,8 @@ def best_of(measure, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
     if len(candidates) < 2:
         raise ValueError(f"best_of needs at least two candidates, got {list(candidates)}")
     leader = min(candidates, key=lambda m: measure.estimate(metric, m))
-    words = [verdict(*measure.difference(metric, leader, other).at_level(measure.level), direction=-1)
-             for other in candidates if other != leader]
+    diffs = [measure.difference(metric, leader, other) for other in candidates if other != leader]
+    words = [verdict(d.lo, d.hi, direction=-1) for d in diffs]
     return leader, all_of(*words)
 
 
@@ -182,7 +182,8 @@ def lower(measure, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
     >>> lower(Measurements(event_scores={"crps": {"a": x, "b": x + 1}}), "crps", "a", "b")
     'yes'
     """
-    return verdict(*measure.difference(metric, a, b).at_level(measure.level), direction=-1, margin=margin)
+    d = measure.difference(metric, a, b)
+    return verdict(d.lo, d.hi, direction=-1, margin=margin)
 
 
 def unbeaten(measure, metric: str, candidates: Sequence[str]) -> list[str]:

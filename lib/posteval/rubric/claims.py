@@ -225,27 +225,3 @@ def agreement(words: Mapping[str, str], source: str = "Proxy-GRM") -> str:
     return "The miniature " + "; it ".join(says[w](named(groups[w])) for w in order) + "."
 
 
-def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max_seeds: int = 10_000) -> int | None:
-    """Seeds a paired t-test needs to find the mean of per-seed ``differences`` with ``power`` (two-sided
-    at ``level``, before any multiplicity adjustment), if their mean and sd stayed: the smallest n with
-    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``.
-
-    >>> seeds_for_power([0.1, 0.3, 0.2, 0.0, 0.4])
-    8
-    """
-    from scipy import stats
-
-    d = np.asarray(differences, float)
-    if d.ndim != 1 or d.size < 2 or not np.isfinite(d).all():
-        raise ValueError(f"differences: expected at least two finite per-seed values, got shape {d.shape}")
-    if not 0 < power < 1:
-        raise ValueError(f"power must be in (0, 1), got {power!r}")
-    mean, sd = abs(float(d.mean())), float(d.std(ddof=1))
-    if mean == 0:
-        return None
-    if sd == 0:
-        return 2
-    for n in range(2, max_seeds + 1):
-        if stats.t.ppf(0.5 + level / 2, n - 1) + stats.t.ppf(power, n - 1) <= mean * np.sqrt(n) / sd:
-            return n
-    return None
