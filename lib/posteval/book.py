@@ -131,8 +131,8 @@ def recorded() -> dict[str, object]:
 PORTABLE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
 """CPU kernels that compute the same digits on every x86-64 machine: ATen's baseline kernels
 (not the AVX2 / AVX-512 ones it picks per CPU) and MKL's conditional-numerical-reproducibility
-branch ``COMPATIBLE``. Training follows a different path on each kernel class (measured: 9 of
-chapter 3's 97 verdict words differed between two machines of this workplace), so the
+branch ``COMPATIBLE``. Training follows a different path on each kernel class (measured: 10 of
+chapter 3's 96 verdict words differed between two machines of this workplace), so the
 chapters choose these; a value already in the environment wins."""
 
 
