@@ -4,7 +4,8 @@ In a chapter::
 
     from posteval.book import record, seed_everything
     seed_everything(0)
-    record("crps.flow", 0.4312)          # glued for the prose as {glue:text}`crps.flow:.3f`
+    record("crps.flow", 0.4312)          # glued as the text "0.431", shown by {glue:text}`crps.flow`
+    record_interval("crps.flow", (0.4312, 0.41, 0.45))  # crps.flow, crps_lo.flow, crps_hi.flow, crps_ci.flow
 
 From a shell::
 
@@ -43,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import numformat
 from .parameters import PROFILES, parameter_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,33 +96,99 @@ def _json_value(v):
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def record(name: str, value, *, display: bool = False):
-    """Report one number of the chapter: glue it for the prose and store it for the results JSON.
-
-    Parameters
-    ----------
-    name : flat dotted key such as ``crps.flow`` (letters, digits, ``_ . -``)
-    value : a number, bool or string (numpy scalars accepted)
-    display : also show the value as the cell's output
-
-    Returns the value as a plain Python scalar.
-    """
+def _check_name(name) -> None:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"name: {name!r} is not a flat key of letters, digits, '_', '.', '-'")
     if name == META:
         raise ValueError(f"name: {META!r} is reserved for the run's metadata in the results JSON")
-    value = _plain(value)
+
+
+def _store(name: str, value, text: str, display: bool):
+    """Keep the value for the results JSON and glue its text for the prose."""
     _recorded[name] = value
     try:
         from myst_nb import glue
     except ImportError:  # outside the book toolchain the number is still recorded
         pass
     else:
-        glue(name, value, display=display)
+        glue(name, text, display=display)
     target = os.environ.get(RECORD_FILE_ENV)
     if target:
         atomic_write_text(Path(target), json.dumps({k: _json_value(v) for k, v in _recorded.items()}, indent=1))
     return value
+
+
+def record(name: str, value, *, display: bool = False, digits: int = 3):
+    """Report one number of the chapter: glue it for the prose and store it for the results JSON.
+
+    The results JSON keeps the value itself; the prose gets its text in the book's one number
+    format (:func:`posteval.numformat.number`: ``digits`` significant figures, integers whole with
+    thousands separators, no "-0", "–" for a missing value), shown by `` {glue:text}`name` `` with
+    no format spec of its own. Strings (verdict words) and booleans are glued as they are.
+
+    Parameters
+    ----------
+    name : flat dotted key such as ``crps.flow`` (letters, digits, ``_ . -``)
+    value : a number, bool or string (numpy scalars accepted)
+    display : also show the text as the cell's output
+    digits : significant figures of the glued text of a number
+
+    Returns the value as a plain Python scalar.
+    """
+    _check_name(name)
+    value = _plain(value)
+    text = value if isinstance(value, (str, bool)) else numformat.number(value, digits)
+    return _store(name, value, text, display)
+
+
+def _interval_names(name: str) -> tuple[str, str, str, str]:
+    head, dot, tail = name.partition(".")
+    return tuple(f"{head}{suffix}{dot}{tail}" for suffix in ("", "_lo", "_hi", "_ci"))
+
+
+def record_interval(name: str, interval, *, digits: int = 3):
+    """Report an estimate with its interval: four keys, the numbers in one shared format.
+
+    ``name`` = ``<metric>.<model>`` records ``<metric>.<model>`` (the estimate),
+    ``<metric>_lo.<model>`` and ``<metric>_hi.<model>`` (the bounds), glued with the decimals of
+    :func:`posteval.numformat.interval_decimals` (set by the interval's width), and
+    ``<metric>_ci.<model>``, the text "estimate [lo, hi]" for the prose and tables.
+
+    Parameters
+    ----------
+    name : flat dotted key; the suffixes go after its first component
+    interval : an object with ``estimate``, ``lo``, ``hi`` (e.g.
+        :class:`posteval.metrics.intervals.Interval`) or a sequence (estimate, lo, hi)
+    digits : significant figures when the interval has no width
+
+    Returns the estimate as a float.
+
+    >>> record_interval("crps.flow", (32.84, 31.93, 33.71))
+    32.84
+    >>> recorded()["crps_ci.flow"]
+    '32.8 [31.9, 33.7]'
+    """
+    _check_name(name)
+    if all(hasattr(interval, k) for k in ("estimate", "lo", "hi")):
+        values = (interval.estimate, interval.lo, interval.hi)
+    else:
+        try:
+            values = tuple(interval)
+        except TypeError:
+            raise ValueError(f"interval: expected (estimate, lo, hi) or an Interval, got {type(interval).__name__}")
+        if len(values) != 3:
+            raise ValueError(f"interval: expected (estimate, lo, hi), got {len(values)} values")
+    est, lo, hi = (float(_plain(v)) for v in values)
+    if numformat.is_missing(lo) == numformat.is_missing(hi) and not numformat.is_missing(lo) and lo > hi:
+        raise ValueError(f"interval: lo {lo} > hi {hi} for {name}")
+    decimals = numformat.interval_decimals(lo, hi)
+    names = _interval_names(name)
+    for key, v in zip(names, (est, lo, hi)):
+        text = numformat.number(v, digits) if decimals is None else numformat.with_decimals(v, decimals)
+        _store(key, v, text, False)
+    text = numformat.interval(est, lo, hi, digits)
+    _store(names[3], text, text, False)
+    return est
 
 
 def recorded() -> dict[str, object]:
