@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from posteval.data.lepton_frame import LeptonFrameTargets, lepton_momenta
+from posteval.data.lepton_frame import JointFrameTargets, LeptonFrameTargets, lepton_momenta
 from posteval.data.ttbar_features import build_event_arrays
 
 
@@ -16,9 +16,13 @@ def _arrays(n=200, seed=0, swap=False):
                               np.ones((n, 2), bool), rng.normal(0, 30, (n, 2)), rng.normal(0, 40, (n, 2, 3)))
 
 
-def test_round_trip_and_standardised():
+SYSTEMS = pytest.mark.parametrize("system", [LeptonFrameTargets, JointFrameTargets])
+
+
+@SYSTEMS
+def test_round_trip_and_standardised(system):
     arr = _arrays()
-    frame = LeptonFrameTargets.fit(arr)
+    frame = system.fit(arr)
     s = frame.to_standard(arr)
     assert s.shape == (len(arr), 6)
     np.testing.assert_allclose(s.mean(axis=0), 0, atol=1e-5)
@@ -33,9 +37,10 @@ def test_lepton_order_follows_charge():
     np.testing.assert_array_equal(lepton_momenta(b)[:, 0], b.leptons[:, 1, :3])
 
 
-def test_log_abs_det_matches_finite_differences():
+@SYSTEMS
+def test_log_abs_det_matches_finite_differences(system):
     arr = _arrays(n=6, seed=1)
-    frame = LeptonFrameTargets.fit(_arrays(n=400, seed=2))
+    frame = system.fit(_arrays(n=400, seed=2))
     s = frame.to_standard(arr).astype(np.float64)
     eps = 1e-6
     for i in range(len(arr)):
@@ -50,14 +55,23 @@ def test_log_abs_det_matches_finite_differences():
         assert frame.log_abs_det(s[i:i + 1], one)[0] == pytest.approx(expected, abs=1e-4)
 
 
-def test_samples_far_outside_are_guarded():
+# far outside: D's tau far below its range (collinear, |p| would diverge); FH's s far above (far beyond
+# the region's edge) and y far out (|pz| would diverge)
+FAR = {LeptonFrameTargets: {1: -40.0}, JointFrameTargets: {1: 40.0, 4: 300.0}}
+
+
+@SYSTEMS
+def test_samples_far_outside_are_guarded(system):
     arr = _arrays()
-    frame = LeptonFrameTargets.fit(arr)
+    frame = system.fit(arr)
     far = np.zeros((len(arr), 3, 6))
-    far[..., 1] = -40.0  # tau far below the training range: collinear, |p| would diverge
+    for j, v in FAR[system].items():
+        far[..., j] = v
     assert frame.outside(far, arr).all()
     p = frame.to_physical(far, arr)
-    assert np.isfinite(p).all() and np.abs(p).max() < 1e4
+    # the guards saturate: ten times farther out gives the same momenta, all finite
+    np.testing.assert_allclose(frame.to_physical(10 * far, arr), p)
+    assert np.isfinite(p).all()
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -65,9 +79,10 @@ def test_samples_far_outside_are_guarded():
     (np.zeros((200, 5)), r"\(n, 6\)"),
     (np.full((200, 6), np.nan), "NaN"),
 ])
-def test_bad_input_is_named(bad, match):
+@SYSTEMS
+def test_bad_input_is_named(bad, match, system):
     arr = _arrays()
-    frame = LeptonFrameTargets.fit(arr)
+    frame = system.fit(arr)
     with pytest.raises(ValueError, match=match):
         frame.to_physical(bad, arr)
 
