@@ -13,6 +13,7 @@ from scipy import stats
 
 from posteval import book
 from posteval.claims import claims_frame, conclusions, record_claim, record_claims
+from posteval import numformat
 from posteval.metrics.claims import CALIBRATION_WORDS, CLAIM_KEYS, Claim, claim_words, evaluate_claims
 from posteval.metrics.intervals import MIN_SEEDS_EQUIVALENCE, Interval, Measurements, seed_interval
 
@@ -269,7 +270,7 @@ def test_holm_is_applied_within_each_family():
 # ---------------------------------------------------------------------------------------------
 # recording and showing claims
 # ---------------------------------------------------------------------------------------------
-def test_record_claims_records_the_seven_keys_and_conclusions_show_them(monkeypatch):
+def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
     monkeypatch.setattr(book, "_recorded", {})
     claims = [Claim("up", "x is positive (this book)"),
               Claim("cal", "x is calibrated (paper)", direction=0, margin=0.5, margin_reason="test",
@@ -282,6 +283,9 @@ def test_record_claims_records_the_seven_keys_and_conclusions_show_them(monkeypa
         assert rec[f"claim.{name}"] == table.loc[name, "word"]
         assert rec[f"claim_p_holm.{name}"] == pytest.approx(table.loc[name, "p_holm"])
         assert rec[f"claim_sentence.{name}"] == table.loc[name, "sentence"]
+        r = table.loc[name]
+        assert rec[f"claim_ci.{name}"] == numformat.interval(r["estimate"], r["lo"], r["hi"])
+        assert conclusions(table).loc[r["sentence"], "estimate [interval]"] == rec[f"claim_ci.{name}"]
     assert rec["claim.cal"] == "calibrated"
     shown = conclusions(table)
     assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", "p (Holm)", "verdict"]

@@ -3,7 +3,8 @@
 :func:`record_claims` records, for every row of a table from
 :func:`posteval.metrics.claims.evaluate_claims`, the seven keys ``claim.<name>`` (the word),
 ``claim_estimate.<name>``, ``claim_lo.<name>``, ``claim_hi.<name>``, ``claim_p.<name>``,
-``claim_p_holm.<name>`` and ``claim_sentence.<name>``. :func:`claims_frame` collects every recorded
+``claim_p_holm.<name>`` and ``claim_sentence.<name>``, and the text ``claim_ci.<name>`` = "estimate
+[lo, hi]" in the book's number format (:func:`posteval.numformat.interval`) for the prose. :func:`claims_frame` collects every recorded
 word under the given prefixes into one small table without numbers: the cell that shows it is what
 a notebook test compares exactly across machines, while cells with numbers from training are not.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import numformat
 from .book import record, recorded
 from .metrics.claims import CLAIM_KEYS, claim_words
 
@@ -27,7 +29,7 @@ def record_claim(name: str, word: str) -> str:
 
 
 def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
-    """Record the seven keys of every claim of ``table`` (see the module docstring); return the table."""
+    """Record the keys of every claim of ``table`` (see the module docstring); return the table."""
     need = {"word", "estimate", "lo", "hi", "p", "p_holm", "sentence"}
     missing = need - set(table.columns)
     if missing:
@@ -37,17 +39,21 @@ def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
         for key, col in zip(CLAIM_KEYS[1:], ("estimate", "lo", "hi", "p", "p_holm")):
             record(f"{key}.{prefix}{name}", float(r[col]))
         record(f"claim_sentence.{prefix}{name}", str(r["sentence"]))
+        record(f"claim_ci.{prefix}{name}", _interval_text(r))
     return table
 
 
-def conclusions(table: pd.DataFrame, *, digits: int = 3, columns=("claim", "estimate [interval]", "p (Holm)",
-                                                                    "verdict")) -> pd.DataFrame:
-    """The claims as a reader's table: sentence, estimate [interval], Holm-adjusted p, word."""
-    def fmt(x):
-        return f"{x:.{digits}g}" if np.isfinite(x) else "not measured"
+def _interval_text(r) -> str:
+    if not np.isfinite(r["estimate"]):
+        return numformat.MISSING
+    return numformat.interval(r["estimate"], r["lo"], r["hi"])
 
-    rows = {r["sentence"]: [f"{fmt(r['estimate'])} [{fmt(r['lo'])}, {fmt(r['hi'])}]",
-                            "< 0.001" if r["p_holm"] < 0.001 else f"{r['p_holm']:.3f}", r["word"]]
+
+def conclusions(table: pd.DataFrame, *, columns=("claim", "estimate [interval]", "p (Holm)", "verdict")) -> pd.DataFrame:
+    """The claims as a reader's table: sentence, estimate [interval], Holm-adjusted p, word, in the
+    book's number format ("–" where a claim has no measured estimate, e.g. a claim made of parts)."""
+    rows = {r["sentence"]: [_interval_text(r),
+                            "< 0.001" if r["p_holm"] < 0.001 else numformat.number(r["p_holm"], 2), r["word"]]
             for _, r in table.iterrows()}
     out = pd.DataFrame.from_dict(rows, orient="index", columns=list(columns[1:]))
     return out.rename_axis(columns[0])
