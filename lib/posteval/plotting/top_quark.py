@@ -9,9 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from posteval.metrics.scores import one_per_event
-from posteval.plotting import spectrum_with_ratio
+from posteval.plotting import line_colours, spectrum_with_ratio
 
-__all__ = ["one_per_event", "two_group_separation", "spectra_grid"]
+__all__ = ["one_per_event", "two_group_separation", "spectra_grid", "spectra_small_multiples"]
 
 
 def two_group_separation(x) -> np.ndarray:
@@ -55,4 +55,57 @@ def spectra_grid(truth: Mapping[str, np.ndarray], reconstructions: Mapping[str, 
         handles, labels = ax.get_legend_handles_labels()
         ax.get_legend().remove()
     fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small", frameon=False)
+    return fig
+
+
+MAX_CURVES = 4
+"""At most this many curves in one panel, the truth included (small multiples beyond)."""
+
+
+def spectra_small_multiples(truth: Mapping[str, np.ndarray], reconstructions: Mapping[str, Mapping[str, np.ndarray]],
+                            panels, groups: Mapping[str, list[str]], *, colours: Mapping[str, str] | None = None,
+                            unit: str = "GeV", width: float = 7.5):
+    """Spectra as small multiples: one row per observable, one column per group of reconstructions,
+    each panel the truth (black) and that group's models (at most ``MAX_CURVES - 1``), densities of
+    one reconstruction per event in 40 equal bins.
+
+    ``truth`` maps an observable's name to its true values ``(n,)``; ``reconstructions`` maps a
+    model's label to ``{name: (n,) values}``; ``panels`` lists ``(name, axis label, (lo, hi))``;
+    ``groups`` maps a column title to the labels it shows.
+
+    >>> rng = np.random.default_rng(0)
+    >>> t = {"x": rng.normal(size=200)}
+    >>> fig = spectra_small_multiples(t, {"a": {"x": rng.normal(size=200)}}, [("x", "x", (-3, 3))], {"A": ["a"]})
+    >>> len(fig.axes)
+    1
+    """
+    panels, groups = list(panels), dict(groups)
+    if not panels or not groups:
+        raise ValueError("panels and groups: expected at least one of each")
+    for title, labels in groups.items():
+        if not 1 <= len(labels) <= MAX_CURVES - 1:
+            raise ValueError(f"group {title!r}: expected 1 to {MAX_CURVES - 1} reconstructions, got {len(labels)}")
+        missing = [lab for lab in labels if lab not in reconstructions]
+        if missing:
+            raise ValueError(f"group {title!r}: no reconstruction named {missing} (have {sorted(reconstructions)})")
+    line = line_colours({lab: None for labels in groups.values() for lab in labels}, colours)
+    fig, axes = plt.subplots(len(panels), len(groups), figsize=(width, 1.9 * len(panels) + 0.8), squeeze=False,
+                             sharey="row", layout="constrained")
+    for i, (name, label, (lo, hi)) in enumerate(panels):
+        if name not in truth:
+            raise ValueError(f"panel {name!r}: no true values (have {sorted(truth)})")
+        edges = np.linspace(lo, hi, 41)
+        for j, (title, labels) in enumerate(groups.items()):
+            ax = axes[i, j]
+            ax.hist(truth[name], edges, density=True, histtype="step", color="black", lw=1.8, label="truth")
+            for lab in labels:
+                ax.hist(np.asarray(reconstructions[lab][name]), edges, density=True, histtype="step",
+                        color=line[lab], lw=1.4, label=lab)
+            ax.set_xlabel(f"{label} [{unit}]" if unit else label, fontsize="small")
+            ax.tick_params(labelsize="x-small")
+            if i == 0:
+                ax.set_title(title, fontsize="small")
+                ax.legend(fontsize="xx-small", frameon=False, loc="upper right")
+            if j == 0:
+                ax.set_ylabel(f"density [1/{unit}]" if unit else "density", fontsize="small")
     return fig
