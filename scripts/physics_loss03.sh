@@ -15,7 +15,7 @@ for c in nb.cells:
     if c.cell_type != "code":
         continue
     cells.append(c)
-    if "def train_kind(" in c.source:
+    if "def train_kinds(" in c.source:
         break
 cells.append(nbformat.v4.new_code_cell(f"""
 import sys, time

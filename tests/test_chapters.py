@@ -6,6 +6,7 @@ compares with these reference outputs, so the book built here shows what the cod
 """
 
 import json
+import re
 from pathlib import Path
 
 import jupytext
@@ -52,6 +53,21 @@ def test_no_cell_relies_on_a_trailing_semicolon(source):
     ends = [i for i, (kind, src) in enumerate(_cells_md(source))
             if kind == "code" and src.splitlines() and src.splitlines()[-1].rstrip().endswith(";")]
     assert not ends, f"{source.name}: cells {ends} (all cells counted) end with ';': write '_ = ...'"
+
+
+GLUE_TEXT = re.compile(r"\{glue:text\}`([^`]*)`")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
+def test_glued_text_has_no_format_spec_of_its_own(source):
+    """`record` glues numbers already written in the book's one format (posteval.numformat); a
+    format spec in the prose would re-format that text (and fail on "40,000" or "–")."""
+    with_spec = [k for k in GLUE_TEXT.findall(source.read_text()) if ":" in k]
+    assert not with_spec, f"{source.name}: glue:text with a format spec: {with_spec[:5]}"
+
+
+def test_the_format_spec_check_sees_a_spec():
+    assert GLUE_TEXT.findall("a {glue:text}`n:,d` b {glue:text}`x`") == ["n:,d", "x"]
 
 
 def _toc_files():

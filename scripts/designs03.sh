@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Issue 25: every neutrino-coordinate design of chapter 3 measured the same way, inside the chapter's
+# own pipeline at ci sizes (its cells up to the model definitions, then scripts/designs03_cell.py):
+# the flow on Cartesian targets, in lepton-frame coordinates (D), in the joint-feasible coordinates
+# (FH) and D trained with the MET likelihood term (scripts/physics_loss03.py), each on the chapter's
+# seeds, scored by posteval.physics.consistency and CRPS with seed-and-event intervals.
+# Writes results/designs/03_neutrino_coordinates.json (a kept record with provenance); the chapter
+# shows it, it is not rerun in CI. Usage: bash scripts/designs03.sh   (about 15 min on 2 idle cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT_DIR:-/tmp/designs03}
+mkdir -p "$out"
+.venv/bin/python - "$out" <<'PY'
+import sys, nbformat, jupytext
+out = sys.argv[1]
+nb = jupytext.read("chapters/03_top_quark.md")
+cells = []
+for c in nb.cells:
+    if c.cell_type != "code":
+        continue
+    cells.append(c)
+    if "def train_kinds(" in c.source:
+        break
+cells.append(nbformat.v4.new_code_cell(open("scripts/designs03_cell.py").read()))
+nb.cells = cells
+nbformat.write(nb, f"{out}/in.ipynb")
+PY
+.venv/bin/papermill "$out/in.ipynb" "$out/out.ipynb" -f params/ci/03_top_quark.yaml --cwd chapters --log-output
