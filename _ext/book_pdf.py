@@ -113,7 +113,7 @@ def build(html_dir: Path, out: Path, *, toc_file: Path = ROOT / "_toc.yml", conf
             for page in PdfReader(part).pages:
                 _drop_local_links(page)
                 writer.add_page(page)
-            writer.add_outline_item(_title(html), first)
+            writer.add_outline_item(title=_title(html), page_number=first)
     meta = yaml.safe_load(Path(config).read_text()) if Path(config).is_file() else {}
     writer.add_metadata({"/Title": str(meta.get("title", "")), "/Author": str(meta.get("author", ""))})
     out.parent.mkdir(parents=True, exist_ok=True)
