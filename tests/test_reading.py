@@ -142,7 +142,8 @@ MEASURE = r"""
                                   first: pre.textContent.trim().split("\n")[0].slice(0, 60)} : null;
     }).filter(Boolean);
     const cut = [...art.querySelectorAll("pre")].filter(p => shown(p) && p.scrollWidth > p.clientWidth + 1)
-      .map(p => ({section: section(p), over: p.scrollWidth - p.clientWidth, input: !!p.closest(".cell_input"),
+      .map(p => ({section: section(p), over: p.scrollWidth - p.clientWidth,
+                  kind: p.closest(".cell_input") ? "code" : p.closest(".cell_output") ? "output" : "code block",
                   line: p.textContent.split("\n").reduce((a, b) => b.length > a.length ? b : a, "").slice(0, 100)}));
     // how many characters of code fit on a line of a code block
     let fit = null;
@@ -193,7 +194,7 @@ def reading_problems(m: dict, *, chapter: bool) -> dict[str, list[str]]:
     cells = m["cells"] if chapter else []
     many = [f"{len(cells)} code cells shown ({sum(c['lines'] for c in cells)} lines)"] if len(cells) > MAX_CODE_CELLS else []
     long = [f"{c['section']!r}: {c['lines']} lines, {c['first']!r}" for c in cells if c["lines"] > MAX_CODE_LINES]
-    cut = [f"{c['section']!r}: {c['over']} px cut off {'code' if c['input'] else 'output'} {c['line']!r}"
+    cut = [f"{c['section']!r}: {c['over']} px cut off {c['kind']} {c['line']!r}"
            for c in m["cut"]]
     return {"tables": wide, "code_cells": many, "long_cells": long, "cut": cut}
 
