@@ -3,6 +3,7 @@
 #   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
 #   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
+#   make pdf    the whole book as one PDF from the built HTML (headless Chromium): _build/pdf/pointwise-metrics-mislead.pdf
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ STAMP := $(VENV)/.installed
 MATHJAX := vendor/mathjax/tex-mml-chtml.js
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test test-other-machine setup html clean chromium lab
+.PHONY: book test test-other-machine setup html pdf clean chromium lab
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -34,10 +35,18 @@ chromium:
 book: setup
 	$(PY) -m posteval.book run --profile auto
 	$(MAKE) html
+	$(MAKE) pdf
 
 html: setup
 	rm -rf _build/html _build/.doctrees
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+# Every page of the built HTML (make html first) printed by headless Chromium in the order of _toc.yml and
+# merged (pypdf) into _build/pdf/pointwise-metrics-mislead.pdf, copied into _build/html/ where each page's
+# download menu links it (_ext/book_pdf.py, _ext/source_links.py).
+pdf: setup chromium
+	test -f _build/html/index.html || $(MAKE) html
+	$(PY) _ext/book_pdf.py --html _build/html --out _build/pdf/pointwise-metrics-mislead.pdf
 
 # Two pytest workers (pytest-xdist): each file (a chapter's notebook, a test module) runs whole on one
 # of them, the chapters first; the long chapters then share the two cores with the unit tests.

@@ -70,6 +70,10 @@ def built_site(tmp_path_factory):
     shutil.copy(root / "book" / "references.bib", site / "book" / "references.bib")
     for src in book.chapter_sources():
         shutil.copy(src.with_suffix(".ipynb"), site / "book" / f"{src.stem}.ipynb")
+    # each chapter page links its MyST source chapters/NN_name.md (_ext/source_links.py)
+    (site / "chapters").mkdir()
+    for src in book.chapter_sources():
+        shutil.copy(src, site / "chapters" / src.name)
     mathjax = root / "vendor" / "mathjax" / "tex-mml-chtml.js"
     assert mathjax.exists(), "vendored MathJax missing: run `make setup`"
     (site / "vendor").symlink_to(root / "vendor")

@@ -16,10 +16,11 @@ import yaml
 from bs4 import BeautifulSoup
 
 from posteval import book
+from posteval.lab import toc_pages
 
 TOC = yaml.safe_load((book.ROOT / "_toc.yml").read_text())
-PAGES = [PurePosixPath(c["file"]).name for part in TOC["parts"] for c in part["chapters"]]
-PAGES.insert(0, PurePosixPath(TOC["root"]).name)
+# every page, sub-pages (sections) of a chapter included, in reading order
+PAGES = [PurePosixPath(p).name for p in toc_pages(TOC)]
 CHAPTERS = [p for p in PAGES if p[:2].isdigit()]
 BIBLIOGRAPHY = "references"
 # Pages other than the chapters and the bibliography must link into the book too.
@@ -59,16 +60,26 @@ def _linked_pages(article, page: str) -> set[str]:
     return pages
 
 
-def raw_latex(article) -> list[str]:
-    """Raw TeX left in the prose of an article, each hit with a little context."""
+def prose_text(article, *, skip=(".highlight", ".cell_input")) -> str:
+    """The article's text outside code, scripts and typeset math (NOT_PROSE), on one line;
+    elements matching the CSS selectors ``skip`` are left out too."""
     article = BeautifulSoup(str(article), "html.parser")
     for name in NOT_PROSE:
         for element in article.find_all(name):
             element.decompose()
-    for element in article.select(".highlight, .cell_input"):
+    for element in article.select(", ".join(skip)):
         element.decompose()
-    text = " ".join(article.get_text(" ").split())
-    return [text[max(m.start() - 30, 0):m.end() + 30] for m in RAW_LATEX.finditer(text)]
+    return " ".join(article.get_text(" ").split())
+
+
+def hits(pattern: re.Pattern, text: str, context: int = 30) -> list[str]:
+    """Each match of ``pattern`` in ``text`` with ``context`` characters either side."""
+    return [text[max(m.start() - context, 0):m.end() + context] for m in pattern.finditer(text)]
+
+
+def raw_latex(article) -> list[str]:
+    """Raw TeX left in the prose of an article, each hit with a little context."""
+    return hits(RAW_LATEX, prose_text(article))
 
 
 def page_report(html: str, page: str) -> dict:

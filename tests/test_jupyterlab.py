@@ -268,11 +268,11 @@ def test_an_edited_caption_and_a_new_figure_survive_save_and_reopen(tmp_path):
 
     def edit(content):  # change a caption, and re-run the cell that glues fig.spectra (it now glues another PNG)
         cell = next(c for c in content["cells"] if "attachments" in c and "fig.spectra" + lab.ATTACHMENT_SUFFIX in c["attachments"])
-        assert cell["source"].startswith("```{figure} attachment:fig.spectra.glue.png\n:enumerator: 1\n"), cell["source"][:80]
+        assert cell["source"].startswith("```{figure} attachment:fig.spectra.glue.png\n:enumerator: 1.1\n"), cell["source"][:80]
         cell["source"] = cell["source"].replace("Lower panel: ratio to the truth.", "Lower panel: the ratio.")
         bias = next(c for c in content["cells"] if "fig.bias" + lab.ATTACHMENT_SUFFIX in (c.get("attachments") or {}))
-        assert ":enumerator: 2\n" in bias["source"]
-        bias["source"] = bias["source"].replace(":enumerator: 2\n", "")  # a reader deletes the number line
+        assert ":enumerator: 1.2\n" in bias["source"]
+        bias["source"] = bias["source"].replace(":enumerator: 1.2\n", "")  # a reader deletes the number line
         for c in content["cells"]:
             for out in c.get("outputs", []):
                 if (out.get("metadata") or {}).get("scrapbook", {}).get("name") == "fig.spectra":

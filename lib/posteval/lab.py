@@ -205,8 +205,14 @@ class BookIndex:
         sphinx = (config.get("sphinx") or {}).get("config") or {}
         index = cls(root=root, figure_format=(sphinx.get("numfig_format") or {}).get("figure", "Figure %s"))
         numbered = sphinx.get("numfig", True)  # Jupyter Book 1 turns numfig on by default
-        count = 0
-        for doc in toc_pages(yaml.safe_load((root / "_toc.yml").read_text())):
+        toc = yaml.safe_load((root / "_toc.yml").read_text())
+        # figures numbered by chapter ("2.3") on the pages of the part _ext/chapter_numbers.py names
+        chapter_of = {page: i + 1 for part in toc.get("parts") or []
+                      if sphinx.get("chapter_numbering_caption") and part.get("caption") == sphinx["chapter_numbering_caption"]
+                      for i, entry in enumerate(part.get("chapters") or [])
+                      for page in toc_pages({"parts": [{"chapters": [entry]}]})}
+        counts = {}
+        for doc in toc_pages(toc):
             source = page_source(root, doc)
             if source is None:
                 continue
@@ -219,8 +225,10 @@ class BookIndex:
             for label, heading in sections.items():
                 index.targets[label] = Target(doc, "section", title=heading)
             for label in figures:
-                count += 1
-                index.targets[label] = Target(doc, "figure", number=str(count) if numbered else None)
+                chapter = chapter_of.get(doc)
+                counts[chapter] = counts.get(chapter, 0) + 1
+                number = str(counts[chapter]) if chapter is None else f"{chapter}.{counts[chapter]}"
+                index.targets[label] = Target(doc, "figure", number=number if numbered else None)
         for bib in config.get("bibtex_bibfiles") or []:
             index.citations.update(citation_labels(root / bib, root))
         return index

@@ -1,0 +1,128 @@
+"""On every page: where its source is, and downloads of its notebook, its MyST source and the book's PDF.
+
+Offline and without a repository URL: the files are copied into the HTML output and linked
+relatively.
+
+* A notebook page (a chapter, ``book/NN_name.ipynb``) is the twin of a MyST source
+  ``chapters/NN_name.md`` (``source_links_dirs``): that file is copied to
+  ``_sources/chapters/NN_name.md``; the notebook itself is in ``_sources/`` (Sphinx copies it).
+* A MyST page (``book/intro.md``) is its own source (in ``_sources/``); its notebook form is
+  written beside it by jupytext (``_sources/book/intro.ipynb``), so that every page opens in Jupyter.
+* The whole book as one PDF (``make pdf``) is ``source_links_pdf`` at the root of the output.
+
+The links go at the end of the article (``div.source-links``) and into the theme's download menu
+(sphinx-book-theme's button group "download-buttons"), in place of its "print this page".
+"""
+
+import html
+import shutil
+from pathlib import Path, PurePosixPath
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def _paired_markdown(srcdir: Path, source: Path, dirs) -> tuple[Path, str] | None:
+    """The MyST twin of a notebook source and its path in the repository, e.g. ``chapters/01_x.md``."""
+    for folder in dirs:
+        candidate = srcdir / folder / f"{source.stem}.md"
+        if candidate.is_file():
+            return candidate, PurePosixPath(folder, candidate.name).as_posix()
+    sibling = source.with_suffix(".md")
+    if sibling.is_file():
+        return sibling, sibling.relative_to(srcdir).as_posix()
+    return None
+
+
+def _write_notebook(markdown: Path, target: Path) -> None:
+    import jupytext
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(jupytext.read(markdown, fmt="md:myst"), target, fmt="ipynb")
+
+
+def page_files(app, docname: str) -> dict | None:
+    """The page's files in the output (paths relative to its root) and how each is named in the repository.
+
+    ``{"md": ..., "md_name": ..., "ipynb": ..., "ipynb_name": ..., "pdf": ...}``; files that are not
+    there yet are copied or written. None for a page without a source file (genindex, search).
+    """
+    env = app.env
+    if docname not in env.all_docs:
+        return None
+    srcdir, outdir = Path(app.srcdir), Path(app.outdir)
+    source = Path(env.doc2path(docname))
+    sources = PurePosixPath("_sources")
+    page = PurePosixPath(docname)
+    files = {"pdf": app.config.source_links_pdf}
+    if source.suffix == ".ipynb":
+        files["ipynb"] = (sources / page.parent / source.name).as_posix()
+        files["ipynb_name"] = source.name
+        twin = _paired_markdown(srcdir, source, app.config.source_links_dirs)
+        if twin is None:
+            logger.info(f"source_links: no MyST twin of {source.name} in {app.config.source_links_dirs}")
+        else:
+            path, name = twin
+            files["md"], files["md_name"] = (sources / name).as_posix(), name
+            target = outdir / files["md"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    elif source.suffix == ".md":
+        files["md"] = (sources / page.parent / source.name).as_posix()
+        files["md_name"] = source.relative_to(srcdir).as_posix()
+        files["ipynb"] = (sources / page.parent / f"{source.stem}.ipynb").as_posix()
+        files["ipynb_name"] = f"{source.stem}.ipynb"
+        _write_notebook(source, outdir / files["ipynb"])
+    else:
+        return None
+    return files
+
+
+def links_html(files: dict, url) -> str:
+    """The block at the end of the article; ``url(path)`` makes a path relative to the output's root a link."""
+    def a(key, text, download=True):
+        return (f'<a class="source-link source-link-{key}" href="{html.escape(url(files[key]))}"'
+                f'{" download" if download else ""}>{html.escape(text)}</a>')
+
+    parts = []
+    if "md" in files:
+        parts.append(f"Source: {a('md', files['md_name'], download=False)}")
+        if "ipynb" in files:
+            parts[-1] += f" (as a notebook: {a('ipynb', files['ipynb_name'], download=False)})"
+    downloads = [a(k, label) for k, label in (("ipynb", ".ipynb"), ("md", ".md"), ("pdf", "PDF of the whole book"))
+                 if k in files]
+    parts.append("Download: " + ", ".join(downloads))
+    return f'<div class="source-links" role="note"><p>{" · ".join(parts)}</p></div>'
+
+
+def _buttons(files: dict, url) -> list[dict]:
+    named = (("ipynb", ".ipynb", "Download this page as a notebook", "fas fa-code"),
+             ("md", ".md", "Download this page's MyST source", "fas fa-file"),
+             ("pdf", ".pdf", "Download the whole book as a PDF", "fas fa-file-pdf"))
+    return [{"type": "link", "url": url(files[key]), "text": text, "tooltip": tip, "icon": icon,
+             "label": f"download-{key}-button"} for key, text, tip, icon in named if key in files]
+
+
+def add_links(app, pagename, templatename, context, doctree):
+    if doctree is None or "body" not in context:
+        return
+    files = page_files(app, pagename)
+    if files is None:
+        return
+
+    def url(path):
+        return context["pathto"](path, 1)
+
+    context["body"] += links_html(files, url)
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            button["buttons"] = _buttons(files, url)
+
+
+def setup(app):
+    app.add_config_value("source_links_pdf", "book.pdf", "html", types=[str])
+    app.add_config_value("source_links_dirs", ["chapters"], "html", types=[list])
+    # after sphinx-book-theme has made its header buttons (priority 501)
+    app.connect("html-page-context", add_links, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

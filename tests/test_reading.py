@@ -1,0 +1,440 @@
+"""The built book reads as a book at 1,280 px (issue 28), checked on the pages `make test` builds
+from the reference notebooks (`built_site` in conftest.py):
+
+* one number format in the prose: no "nan", "NaN", "inf", claim keys ("claim.rmse...") or
+  e-notation ("2.0e-02") outside code and math;
+* in headless Chromium at a 1,280 px window: every table fits the text column, at most 8 code
+  cells shown per chapter page, each at most 30 lines, no code block cut at the right; the same
+  run keeps a screenshot of each chapter's opening (1,280 x 2,000 px) and every page's height in
+  ``_build/test-artifacts/`` (``<page>-opening.png``, ``page_heights.json``);
+* figures numbered by chapter ("Figure 2.3"), front and back matter without a chapter number;
+* every page links its source and downloads its notebook, its MyST source and the book's PDF;
+* the PDF (``make pdf``: ``_ext/book_pdf.py``) has every chapter's title and every figure number.
+
+Each rule is also checked on a small synthetic page that keeps it and one that breaks it.
+Failures name the page and what breaks the rule.
+"""
+
+import html as html_lib
+import importlib.util
+import json
+import re
+from functools import cache
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from test_html import hits, prose_text
+
+from posteval import book
+from posteval.lab import toc_pages
+
+TOC = yaml.safe_load((book.ROOT / "_toc.yml").read_text())
+CONFIG = yaml.safe_load((book.ROOT / "_config.yml").read_text())["sphinx"]["config"]
+#: every page (a doc name, e.g. "book/02_synthetic_bimodal"), sub-pages included, in reading order
+DOCS = toc_pages(TOC)
+#: the chapters (the part "Chapters" of _toc.yml), each with its sub-pages, numbered 1, 2, ...
+CHAPTER_PART = CONFIG["chapter_numbering_caption"]
+CHAPTERS = {i + 1: toc_pages({"parts": [{"chapters": [entry]}]})
+            for part in TOC["parts"] if part.get("caption") == CHAPTER_PART
+            for i, entry in enumerate(part["chapters"])}
+CHAPTER_OF = {doc: n for n, docs in CHAPTERS.items() for doc in docs}
+CHAPTER_DOCS = [doc for docs in CHAPTERS.values() for doc in docs]
+PDF_NAME = CONFIG["source_links_pdf"]
+
+ARTIFACTS = book.ROOT / "_build" / "test-artifacts"
+WIDTH, OPENING = 1280, 2000
+MAX_CODE_CELLS, MAX_CODE_LINES = 8, 30
+
+
+def _id(doc: str) -> str:
+    return PurePosixPath(doc).name
+
+
+def _article(path: Path):
+    return BeautifulSoup(path.read_text(), "html.parser").find("article")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. One number format in the prose
+
+#: what the book's number format never prints in prose: NaN, infinity, a claim's key, e-notation
+PROSE_PROBLEMS = re.compile(
+    r"(?<![\w.\\])(?:nan|NaN|NAN)(?!\w)"                    # nan, NaN (not "Nan" the name)
+    r"|(?<![\w.\\])[-+−]?inf(?!\w)"                          # inf, -inf (not "Inf." of a journal)
+    r"|(?<![\w-])claim\.[A-Za-z_][\w.]*\w"                  # claim.rmse.mlp (not "the claim.")
+    r"|(?<![\w.])\d+(?:\.\d+)?[eE][-+−]?\d+(?!\w|\.\d)")   # 2.0e-02, 1e-14, 0.0e+00
+
+
+def prose_problems(page_html: str) -> list[str]:
+    """Each place the prose of a built page (outside code and math) breaks the number format."""
+    article = BeautifulSoup(page_html, "html.parser").find("article")
+    if article is None:
+        raise ValueError("no <article> element: not a page of the built book")
+    return hits(PROSE_PROBLEMS, prose_text(article, skip=(".highlight", ".cell_input", ".math")))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_prose_has_one_number_format(built_site, doc):
+    found = prose_problems((built_site / f"{doc}.html").read_text())
+    assert not found, f"{_id(doc)}: {len(found)} places in the prose: {found[:12]}"
+
+
+BAD_PROSE = """<article><p>The ratio is nan, the record says NaN and the bound is inf (or -inf).</p>
+<p>It settles claim.rmse.mlp_mse_above_flow_mean; p = 2.0e-02 and 1e-14 and 0.0e+00.</p>
+<table><tr><td>NaN</td><td>1.0841e-14</td></tr></table></article>"""
+GOOD_PROSE = """<article><p>That is the paper's claim. Nan Jiang's information, Inf. Theory, 1.2 × 10⁻⁵,
+40,000 and 32.8 [31.9, 33.7]; "–" where a value is missing; the e-mail of 3 experts.</p>
+<div class="cell_input"><pre>x = np.nan; y = -np.inf; claims["claim.rmse"] = 2.0e-02</pre></div>
+<p>In code: <code>nan</code>, math: <span class="math notranslate">\\(\\infty, 10^{-14}\\)</span>
+<mjx-container>inf</mjx-container></p></article>"""
+
+
+def test_the_number_check_flags_every_artefact():
+    found = prose_problems(BAD_PROSE)
+    words = ["nan", "NaN", "inf", "-inf", "claim.rmse.mlp_mse_above_flow_mean", "2.0e-02", "1e-14", "0.0e+00",
+             "NaN", "1.0841e-14"]
+    assert len(found) == len(words) and all(word in hit for word, hit in zip(words, found)), found
+
+
+def test_the_number_check_passes_the_book_format():
+    assert prose_problems(GOOD_PROSE) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Tables, code and page heights in headless Chromium at 1,280 px
+
+#: injected at the end of a copy of the page: once MathJax and the fonts are done, it writes the
+#: measurements as JSON into <pre id="reading-measurements"> (read back from --dump-dom)
+MEASURE = r"""
+(async () => {
+  const out = document.createElement("pre");
+  out.id = "reading-measurements";
+  try {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+    if (document.fonts) await document.fonts.ready;
+    const art = document.querySelector("article.bd-article") || document.querySelector("article");
+    const style = getComputedStyle(art);
+    const column = art.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    // rendered: laid out, visible, not inside a closed <details> (a hide-input cell's code)
+    const shown = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
+                        && !el.closest("details:not([open])");
+    const headings = [...art.querySelectorAll("h1, h2, h3")];
+    const section = el => {
+      let h = null;
+      for (const c of headings) if (c.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) h = c;
+      return h ? h.textContent.replace(/#$/, "").trim().slice(0, 60) : "";
+    };
+    const label = t => {
+      const caption = t.querySelector("caption");
+      const head = [...t.querySelectorAll("th")].map(c => c.textContent.trim()).filter(Boolean).slice(0, 4);
+      return (caption ? caption.textContent.trim() : head.join(" | ") || t.textContent.trim()).slice(0, 80);
+    };
+    const tables = [...art.querySelectorAll("table")].filter(t => shown(t) && !t.parentElement.closest("table"))
+      .map(t => ({label: label(t), section: section(t), container: Math.round(column),
+                  // its laid-out width, or what its cells need where it scrolls inside itself
+                  width: Math.round(Math.max(t.getBoundingClientRect().width, t.scrollWidth))}));
+    const cells = [...art.querySelectorAll("div.cell")].map(c => {
+      const pre = c.querySelector(".cell_input pre");
+      return pre && shown(pre) ? {section: section(c), lines: pre.textContent.replace(/\s+$/, "").split("\n").length,
+                                  first: pre.textContent.trim().split("\n")[0].slice(0, 60)} : null;
+    }).filter(Boolean);
+    const cut = [...art.querySelectorAll("pre")].filter(p => shown(p) && p.scrollWidth > p.clientWidth + 1)
+      .map(p => ({section: section(p), over: p.scrollWidth - p.clientWidth,
+                  kind: p.closest(".cell_input") ? "code" : p.closest(".cell_output") ? "output" : "code block",
+                  line: p.textContent.split("\n").reduce((a, b) => b.length > a.length ? b : a, "").slice(0, 100)}));
+    // how many characters of code fit on a line of a code block
+    let fit = null;
+    const pre = art.querySelector("pre");
+    if (pre) {
+      const probe = document.createElement("span");
+      probe.textContent = "x".repeat(100);
+      pre.appendChild(probe);
+      const cs = getComputedStyle(pre);
+      fit = Math.floor((pre.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight))
+                       / (probe.getBoundingClientRect().width / 100));
+      probe.remove();
+    }
+    out.textContent = JSON.stringify({column: Math.round(column), height: document.documentElement.scrollHeight,
+                                      tables, cells, cut, chars_per_code_line: fit});
+  } catch (e) {
+    out.textContent = JSON.stringify({error: String(e)});
+  }
+  document.body.appendChild(out);
+})();
+"""
+RESULT = re.compile(r'<pre id="reading-measurements"[^>]*>(.*?)</pre>', re.S)
+
+
+def measure(chromium, page: Path, scratch: Path) -> dict:
+    """The page as Chromium lays it out in a 1,280 px window: text column, tables, shown code, height.
+
+    A copy of the page with the measuring script (its links resolved against the page's folder)
+    is rendered with --dump-dom."""
+    text = page.read_text()
+    base = f'<base href="{page.parent.as_uri()}/">'
+    text = text.replace("<head>", "<head>" + base, 1) if "<head>" in text else base + text
+    text = text.replace("</body>", f"<script>{MEASURE}</script></body>", 1)
+    copy = scratch / f"measure-{page.name}"
+    copy.write_text(text)
+    proc = chromium(f"--window-size={WIDTH},{OPENING}", "--dump-dom", copy.as_uri())
+    found = RESULT.search(proc.stdout)
+    assert found, f"{page.name}: no measurements from Chromium: {proc.stderr[-500:]}"
+    result = json.loads(html_lib.unescape(found.group(1)))
+    assert "error" not in result, f"{page.name}: the measuring script failed: {result['error']}"
+    return result
+
+
+def reading_problems(m: dict, *, chapter: bool) -> dict[str, list[str]]:
+    """What breaks the reading rules in one page's measurements, rule by rule."""
+    wide = [f"{t['section']!r}: {t['label']!r} {t['width']} px > {t['container']} px"
+            for t in m["tables"] if t["width"] > t["container"] + 1]
+    cells = m["cells"] if chapter else []
+    many = [f"{len(cells)} code cells shown ({sum(c['lines'] for c in cells)} lines)"] if len(cells) > MAX_CODE_CELLS else []
+    long = [f"{c['section']!r}: {c['lines']} lines, {c['first']!r}" for c in cells if c["lines"] > MAX_CODE_LINES]
+    cut = [f"{c['section']!r}: {c['over']} px cut off {c['kind']} {c['line']!r}"
+           for c in m["cut"]]
+    return {"tables": wide, "code_cells": many, "long_cells": long, "cut": cut}
+
+
+@pytest.fixture(scope="module")
+def measured(built_site, chromium, tmp_path_factory):
+    """doc -> measurements at 1,280 px; writes the chapters' opening screenshots and page_heights.json."""
+    scratch = tmp_path_factory.mktemp("reading")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    @cache
+    def of(doc: str) -> dict:
+        page = built_site / f"{doc}.html"
+        assert page.exists(), f"{page.name} was not built"
+        return measure(chromium, page, scratch)
+
+    heights = {doc: of(doc)["height"] for doc in DOCS}
+    (ARTIFACTS / "page_heights.json").write_text(json.dumps(heights, indent=1) + "\n")
+    for doc in CHAPTER_DOCS:
+        chromium(f"--window-size={WIDTH},{OPENING}", f"--screenshot={ARTIFACTS / f'{_id(doc)}-opening.png'}",
+                 (built_site / f"{doc}.html").as_uri())
+    return of
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_tables_fit_the_text_column(measured, doc):
+    wide = reading_problems(measured(doc), chapter=False)["tables"]
+    assert not wide, f"{_id(doc)}: {len(wide)} tables wider than the text column: {wide}"
+
+
+@pytest.mark.parametrize("doc", CHAPTER_DOCS, ids=_id)
+def test_few_short_code_cells_are_shown(measured, doc):
+    p = reading_problems(measured(doc), chapter=True)
+    assert not p["code_cells"] and not p["long_cells"], (
+        f"{_id(doc)}: {p['code_cells'] or 'code cells shown: fine'}; "
+        f"over {MAX_CODE_LINES} lines: {p['long_cells']}")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_no_code_block_is_cut_at_the_right(measured, doc):
+    m = measured(doc)
+    cut = reading_problems(m, chapter=False)["cut"]
+    assert not cut, (f"{_id(doc)}: {len(cut)} code blocks wider than their box "
+                     f"({m['chars_per_code_line']} characters fit on a line): {cut[:8]}")
+
+
+def test_openings_and_page_heights_are_kept(measured):
+    heights = json.loads((ARTIFACTS / "page_heights.json").read_text())
+    assert set(heights) == set(DOCS) and all(h > 0 for h in heights.values())
+    for doc in CHAPTER_DOCS:
+        shot = ARTIFACTS / f"{_id(doc)}-opening.png"
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"no screenshot of {_id(doc)}'s opening"
+
+
+def _page(body: str) -> str:
+    return f"""<html><head><style>body {{ margin: 0; font-family: sans-serif; }}
+article {{ width: 700px; padding: 0 20px; }} pre {{ overflow: auto; font-family: monospace; }}
+table {{ border-collapse: collapse; }}</style></head><body><article class="bd-article">{body}</article></body></html>"""
+
+
+def _cell(lines: int, *, hidden: bool = False, width: int = 20) -> str:
+    code = "\n".join("x" * width for _ in range(lines))
+    pre = f'<div class="highlight"><pre>{code}</pre></div>'
+    inner = f'<details class="hide above-input"><summary>Show code</summary>{pre}</details>' if hidden else pre
+    return f'<div class="cell docutils container"><div class="cell_input docutils container">{inner}</div></div>'
+
+
+BAD_READING = _page(
+    "<h2>2.1 Wide</h2><table><tr><th>model</th><th>CRPS</th></tr>"
+    "<tr><td>flow</td><td style='white-space: nowrap'>" + "32.8 [31.9, 33.7] " * 12 + "</td></tr></table>"
+    + "".join(_cell(3) for _ in range(8)) + _cell(31) + _cell(1, width=200))
+GOOD_READING = _page(
+    "<h2>2.1 Fits</h2><table><tr><th>model</th><th>CRPS</th></tr><tr><td>flow</td><td>32.8 [31.9, 33.7]</td></tr></table>"
+    + "".join(_cell(30) for _ in range(8)) + _cell(200, hidden=True, width=300)
+    + '<details class="hide below-input"><summary>Show output</summary><pre>' + "y" * 300 + "</pre></details>")
+
+
+def test_the_reading_check_flags_a_page_that_breaks_every_rule(chromium, tmp_path):
+    (tmp_path / "bad.html").write_text(BAD_READING)
+    m = measure(chromium, tmp_path / "bad.html", tmp_path)
+    p = reading_problems(m, chapter=True)
+    assert len(p["tables"]) == 1 and "'2.1 Wide'" in p["tables"][0] and "model | CRPS" in p["tables"][0]
+    assert p["code_cells"] == ["10 code cells shown (56 lines)"]
+    assert len(p["long_cells"]) == 1 and "31 lines" in p["long_cells"][0]
+    assert len(p["cut"]) == 1 and "code 'xxxx" in p["cut"][0]
+    assert m["height"] > 0 and 60 < m["chars_per_code_line"] < 120
+
+
+def test_the_reading_check_passes_a_page_that_keeps_them(chromium, tmp_path):
+    (tmp_path / "good.html").write_text(GOOD_READING)
+    m = measure(chromium, tmp_path / "good.html", tmp_path)
+    assert reading_problems(m, chapter=True) == {"tables": [], "code_cells": [], "long_cells": [], "cut": []}
+    assert len(m["cells"]) == 8, "a hide-input cell's code is not shown"
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Figures numbered by chapter
+
+FIGURE_NUMBER = re.compile(r"\b(?:Figure|Table|Listing)\s(\d+(?:\.\d+)*)\b")
+
+
+def numbering_problems(articles: dict[str, object], chapter_of: dict[str, int]) -> list[str]:
+    """Caption numbers that are not "Figure c.k" (k = 1, 2, ... through chapter c's pages) in the
+    chapters, or that carry a chapter number outside them; references to numbers no caption has."""
+    problems, captions, counters = [], set(), {}
+    for doc, article in articles.items():
+        chapter = chapter_of.get(doc)
+        for span in article.select(".caption-number"):
+            text = " ".join(span.get_text().split())
+            kind, _, number = text.partition(" ")
+            captions.add(f"{kind} {number}")
+            key = (chapter, kind)
+            counters[key] = counters.get(key, 0) + 1
+            expected = f"{counters[key]}" if chapter is None else f"{chapter}.{counters[key]}"
+            if number != expected:
+                problems.append(f"{PurePosixPath(doc).name}: caption {text!r}, expected {kind} {expected}")
+    for doc, article in articles.items():
+        for a in article.select("a.reference"):
+            for m in FIGURE_NUMBER.finditer(a.get_text(" ")):
+                if m.group(0) not in captions:
+                    problems.append(f"{PurePosixPath(doc).name}: reference {m.group(0)!r} to no caption")
+    return problems
+
+
+def test_figures_are_numbered_by_chapter(built_site):
+    articles = {doc: _article(built_site / f"{doc}.html") for doc in DOCS}
+    assert numbering_problems(articles, CHAPTER_OF) == []
+    for n, docs in CHAPTERS.items():
+        numbers = [s.get_text() for doc in docs for s in articles[doc].select("figure .caption-number")]
+        assert numbers and all(x.split()[1].startswith(f"{n}.") for x in numbers), f"chapter {n}: {numbers[:3]}"
+
+
+def test_the_numbering_check_flags_book_wide_numbers():
+    def art(body):
+        return BeautifulSoup(f"<article>{body}</article>", "html.parser").article
+
+    fig = '<figure><figcaption><span class="caption-number">Figure {} </span>A caption.</figcaption></figure>'
+    good = {"intro": art(fig.format("1")), "ch1": art(fig.format("1.1") + fig.format("1.2")),
+            "ch2": art(fig.format("2.1") + '<a class="reference internal" href="#"><span>Figure 1.2</span></a>')}
+    chapter_of = {"ch1": 1, "ch2": 2}
+    assert numbering_problems(good, chapter_of) == []
+    bad = {"ch1": art(fig.format("1") + fig.format("2")), "ch2": art(fig.format("3") + '<a class="reference">Figure 7</a>')}
+    assert numbering_problems(bad, chapter_of) == [
+        "ch1: caption 'Figure 1', expected Figure 1.1", "ch1: caption 'Figure 2', expected Figure 1.2",
+        "ch2: caption 'Figure 3', expected Figure 2.1", "ch2: reference 'Figure 7' to no caption"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Sources and downloads on every page
+
+
+def source_link_problems(site: Path, doc: str) -> list[str]:
+    """What is missing from a page's source links: the block, a target file, a download menu entry."""
+    page = site / f"{doc}.html"
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    block = soup.select_one("article .source-links")
+    if block is None:
+        return ["no source links at the end of the article"]
+    problems = []
+    for kind in ("md", "ipynb", "pdf"):
+        links = block.select(f"a.source-link-{kind}")
+        if not any(a.has_attr("download") for a in links):
+            problems.append(f"no download of the {kind}")
+        for a in links:
+            href = urlsplit(a["href"])
+            if href.scheme or href.netloc:
+                problems.append(f"{kind}: not a relative link: {a['href']}")
+                continue
+            target = (page.parent / unquote(href.path)).resolve()
+            if kind == "pdf":
+                if target != (site / PDF_NAME).resolve():
+                    problems.append(f"pdf: links {a['href']}, not the book's {PDF_NAME}")
+            elif not target.is_file():
+                problems.append(f"{kind}: {a['href']} is not in the built site")
+    menu = {a.get_text(strip=True) for a in soup.select(".dropdown-download-buttons a")}
+    if not {".ipynb", ".md", ".pdf"} <= menu:
+        problems.append(f"the download menu offers {sorted(menu)}")
+    return problems
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_every_page_links_its_source_and_downloads(built_site, doc):
+    assert source_link_problems(built_site, doc) == [], _id(doc)
+    if doc in CHAPTER_OF:
+        md = BeautifulSoup((built_site / f"{doc}.html").read_text(), "html.parser").select_one(
+            "article .source-links a.source-link-md")
+        assert md.get_text() == f"chapters/{_id(doc)}.md"
+        assert (built_site / f"{doc}.html").parent.joinpath(md["href"]).read_bytes() == (
+            book.ROOT / "chapters" / f"{_id(doc)}.md").read_bytes(), "the linked .md is not the chapter's source"
+
+
+def test_the_source_link_check_flags_a_page_without_them(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "x.html").write_text("<html><body><article><p>text</p></article></body></html>")
+    assert source_link_problems(tmp_path, "book/x") == ["no source links at the end of the article"]
+    (tmp_path / "book" / "x.md").write_text("# x\n")
+    (tmp_path / "book" / "x.html").write_text(
+        '<html><body><div class="dropdown-download-buttons"><a>.ipynb</a><a>.md</a><a>.pdf</a></div><article>'
+        '<div class="source-links"><a class="source-link-md" href="x.md" download>.md</a>'
+        '<a class="source-link-ipynb" href="x.ipynb" download>.ipynb</a>'
+        f'<a class="source-link-pdf" href="../{PDF_NAME}" download>PDF</a></div></article></body></html>')
+    assert source_link_problems(tmp_path, "book/x") == ["ipynb: x.ipynb is not in the built site"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. The PDF of the whole book
+
+
+def _book_pdf():
+    spec = importlib.util.spec_from_file_location("book_pdf", book.ROOT / "_ext" / "book_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def pdf(built_site, tmp_path_factory):
+    """The book's PDF made from the built site as `make pdf` makes it: (text of every page, outline
+    titles, link targets)."""
+    from pypdf import PdfReader
+
+    out = _book_pdf().build(built_site, tmp_path_factory.mktemp("pdf") / PDF_NAME)
+    assert (built_site / PDF_NAME).read_bytes() == out.read_bytes(), "the PDF is not copied into the HTML output"
+    reader = PdfReader(out)
+    links = [str(a.get_object()["/A"].get("/URI", "")) for page in reader.pages for a in page.get("/Annots", [])
+             if "/A" in a.get_object()]
+    return [" ".join(p.extract_text().split()) for p in reader.pages], [o.title for o in reader.outline], links
+
+
+def test_the_pdf_has_every_chapter_and_figure(built_site, pdf):
+    pages, outline, links = pdf
+    text = " ".join(pages)
+    assert len(outline) == len(DOCS), f"outline {outline}"
+    for n, docs in CHAPTERS.items():
+        title = " ".join(_article(built_site / f"{docs[0]}.html").find("h1").get_text(" ").replace("#", "").split())
+        assert title in outline, f"chapter {n}: {title!r} not in the PDF's outline"
+        # the title as printed (pypdf may split a line of the title where it wraps)
+        assert re.sub(r"\W", "", title) in re.sub(r"\W", "", text), f"chapter {n}'s title {title!r} not in the PDF"
+    numbers = [" ".join(s.get_text().split()) for doc in DOCS
+               for s in _article(built_site / f"{doc}.html").select("figure .caption-number")]
+    missing = [n for n in numbers if n not in text]
+    assert numbers and not missing, f"figure numbers of the HTML not in the PDF: {missing}"
+    assert not [u for u in links if u.startswith("file:")], "links to this machine's files in the PDF"
