@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 
 sys.path.insert(0, "../scripts")
-from physics_loss03 import PhysicsTermFlow, frame_tensors as aux_of
+from physics_loss03 import build_met_term_flow, frame_tensors as aux_of
 
 from posteval.data.lepton_frame import JointFrameTargets
 from posteval.metrics.intervals import event_interval, paired_event_interval, stack_seeds
@@ -36,12 +36,6 @@ def crps_per_event(samples):
     return np.mean([metrics.crps(samples[..., j], truth[:, j]) for j in range(6)], axis=0)
 
 
-def met_term(weight):
-    base = build_event_model("flow", dims, encoder, heads["flow"])
-    return PhysicsTermFlow(base.encoder, 6, mean=frame.mean, sd=frame.sd, lo=lo, hi=hi, sigma=sigma,
-                           weight=weight, **heads["flow"])
-
-
 flow_build = partial(build_event_model, "flow", dims, encoder, heads["flow"])
 DESIGNS = {  # name: (what the flow models, build, training tensors, samples -> GeV)
     "cartesian": ("(px, py, pz) of each neutrino, standardised (the nu2flows convention)", flow_build, tensors,
@@ -52,13 +46,21 @@ DESIGNS = {  # name: (what the flow models, build, training tensors, samples -> 
                        "(theta, s, r_x, r_y, y_nu, y_nubar)", flow_build, joint_tensors,
                        lambda raw: joint.to_physical(raw, parts["test"])),
     "lepton_frame_met_term": ("D trained with the MET likelihood term (weight 1, sigma = the MET resolution)",
-                              partial(met_term, 1.0), met_tensors, lambda raw: frame.to_physical(raw, parts["test"])),
+                              partial(build_met_term_flow, dims, encoder, heads["flow"], mean=frame.mean, sd=frame.sd, lo=lo, hi=hi,
+                                      sigma=sigma, weight=1.0), met_tensors, lambda raw: frame.to_physical(raw, parts["test"])),
 }
 physical = scaler.targets_to_physical
 i_flow = KINDS.index("flow")
 per_design, epochs, train_seconds = {}, {}, {}
 truth_scores = scores(truth)
+import pickle
+PARTS = Path("/tmp/designs03/parts")
+PARTS.mkdir(parents=True, exist_ok=True)
 for name, (_, build, data, to_gev) in DESIGNS.items():
+    part = PARTS / f"{name}.pkl"
+    if part.exists():  # a design already measured by an interrupted run of this commit's code
+        per_design[name], epochs[name], train_seconds[name] = pickle.loads(part.read_bytes())
+        continue
     t0 = time.perf_counter()
     out = train_models([(build, s + i_flow) for s in SEEDS], data["train"], data["val"],
                        train_rows=[train_rows[s] for s in SEEDS], threads=threads, workers=train_workers,
@@ -71,6 +73,7 @@ for name, (_, build, data, to_gev) in DESIGNS.items():
         nu = to_gev(raw)
         rows.append({**scores(nu), "crps": crps_per_event(nu.reshape(len(truth), -1, 6))})
     per_design[name] = rows
+    part.write_bytes(pickle.dumps((rows, epochs[name], train_seconds[name])))
     print(name, f"{train_seconds[name]:.0f} s", epochs[name], flush=True)
 
 TRANSFORM = {"w_window.nu": "logit", "w_window.nubar": "logit", "top_window": "logit", "met_closure": "log",

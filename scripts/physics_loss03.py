@@ -68,3 +68,12 @@ class PhysicsTermFlow(EventFlow):
         p = momenta(u, aux)
         resid = aux[:, 20:22] - p[..., 0, :2] - p[..., 1, :2]
         return nll + self.weight * (resid.pow(2).sum(-1) / (2 * self.sigma ** 2)).mean()
+
+
+def build_met_term_flow(dims, encoder, head, *, mean, sd, lo, hi, sigma, weight) -> PhysicsTermFlow:
+    """The chapter's flow (its encoder built as `build_event_model` builds it) with the MET term
+    (module-level, so that worker processes can unpickle it)."""
+    from posteval.models.event_models import build_event_model
+
+    base = build_event_model("flow", dims, encoder, head)
+    return PhysicsTermFlow(base.encoder, 6, mean=mean, sd=sd, lo=lo, hi=hi, sigma=sigma, weight=weight, **head)

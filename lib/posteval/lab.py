@@ -26,9 +26,8 @@ byte as it was, and the ``.md`` source never holds a number, a figure or a resol
 
 Figure numbers, section titles and citation labels come from a :class:`BookIndex` of the book
 the notebook belongs to (the folder above it with ``_toc.yml``): pages in the table of contents'
-order, figures numbered through the whole book as Sphinx numbers them with ``numfig`` on and an
-unnumbered table of contents (the book's ``_config.yml``), so chapter 2's first figure is
-"Figure 6". The executed pages ``book/NN_name`` are rendered from ``chapters/NN_name.md``, which
+order, figures numbered by chapter as the book's ``_ext/chapter_numbers.py`` numbers them, so
+chapter 2's first figure is "Figure 2.1". The executed pages ``book/NN_name`` are rendered from ``chapters/NN_name.md``, which
 is where the index reads them. Importing this module imports no Jupyter, YAML or bibliography
 package.
 """
