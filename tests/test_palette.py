@@ -130,3 +130,19 @@ def test_user_colours_are_in_order_and_refuse_too_many_or_repeated_names():
         palette.user_colours([f"m{i}" for i in range(n + 1)])
     with pytest.raises(ValueError, match="repeated: 'flow'"):
         palette.user_colours(["flow", "mdn", "flow"])
+
+
+# The models that share a figure in chapters 2 and 3 (chapter 4's conditions are not checked here).
+FIGURE_SETS = {
+    "chapter 2": ["truth", "oracle", "mlp_mse", "mlp_mae", "mdn", "flow", "cfm", "flow_mean"],
+    "chapter 3": ["truth", "transformer_mse", "transformer_mmd", "flow_mean", "flow", "flow_physics", "cfm",
+                  "cfm_physics", "nu_weighting", "prior"],
+}
+
+
+@pytest.mark.parametrize("chapter", FIGURE_SETS)
+def test_model_colours_of_a_chapter_are_distinct_for_normal_and_deuteranope_vision(chapter):
+    got = palette.colours(FIGURE_SETS[chapter])
+    for (a, ca), (b, cb) in itertools.combinations(got.items(), 2):
+        assert delta_e00(lab(ca), lab(cb)) >= 20, f"{chapter}: {a} {ca} and {b} {cb} too close"
+        assert delta_e00(lab(ca, True), lab(cb, True)) >= 10, f"{chapter}: {a} {ca} and {b} {cb} too close for deuteranopes"

@@ -16,19 +16,19 @@ _CB = sns.color_palette("colorblind").as_hex()  # 10 colour-blind-safe colours
 MODEL_COLOURS: dict[str, str] = {
     # references
     "truth": "#000000",
-    "oracle": _CB[7],  # the exact posterior (grey)
+    "oracle": "#555555",  # the exact posterior (dark grey)
     # point estimators
     "mlp_mse": _CB[0],
     "transformer_mse": _CB[0],
     "mlp_mae": _CB[9],
     "transformer_mmd": _CB[4],
     "flow_mean": _CB[8],
-    "nu_weighting": _CB[3],
+    "nu_weighting": "#CC3311",  # Tol vibrant red
     # samplers
-    "mdn": _CB[5],
+    "mdn": "#661100",  # Tol dark red
     "flow": _CB[1],
     "cfm": _CB[2],
-    "prior": _CB[6],
+    "prior": "#BBBBBB",  # Tol light grey: the sampler that ignores the event
     "flow_physics": "#332288",  # the flow in lepton-frame coordinates (Tol indigo)
     "cfm_physics": "#882255",  # flow matching in lepton-frame coordinates (Tol wine)
     # chapter 4 (proxies, judges, GRPO conditions). Colour = the proxy that rewards the policy;
