@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Issue 25: every neutrino-coordinate design of chapter 3 measured the same way, inside the chapter's
 # own pipeline at ci sizes (its cells up to the model definitions, then scripts/designs03_cell.py):
-# the flow on Cartesian targets, in lepton-frame coordinates (D), in the joint-feasible coordinates
-# (FH) and D trained with the MET likelihood term (scripts/physics_loss03.py), each on the chapter's
-# seeds, scored by posteval.physics.consistency and CRPS with seed-and-event intervals.
+# the flow on Cartesian targets, in lepton-frame coordinates (D) and in the joint-feasible
+# coordinates (FH), each on the chapter's seeds, scored by posteval.physics.consistency and CRPS with seed-and-event intervals.
 # Writes results/designs/03_neutrino_coordinates.json (a kept record with provenance); the chapter
-# shows it, it is not rerun in CI. Usage: bash scripts/designs03.sh   (about 15 min on 2 idle cores)
+# shows it, it is not rerun in CI. Usage: bash scripts/designs03.sh   (about 10 min on 2 idle cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT_DIR:-/tmp/designs03}

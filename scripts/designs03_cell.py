@@ -7,22 +7,16 @@ import time
 from datetime import datetime, timezone
 
 sys.path.insert(0, "../scripts")
-from physics_loss03 import build_met_term_flow, frame_tensors as aux_of
 
 from posteval.data.lepton_frame import JointFrameTargets
 from posteval.metrics.intervals import event_interval, paired_event_interval, stack_seeds
 from posteval.models.inference import draw_samples
 from posteval.physics.consistency import consistency_scores
-from posteval.physics.kinematics import met_resolution, truth_matched_bjets
+from posteval.physics.kinematics import truth_matched_bjets
 
 ev = {k: subset_events(events, idx) for k, idx in split.items()}
 joint = JointFrameTargets.fit(parts["train"])
 joint_tensors = {k: (*t[:4], torch.as_tensor(joint.to_standard(parts[k]))) for k, t in tensors.items()}
-aux = {k: aux_of(parts[k], frame) for k in ("train", "val")}
-met_tensors = {k: (*frame_tensors[k][:4], aux[k], frame_tensors[k][4]) for k in ("train", "val")}
-sigma = float(met_resolution(events))
-lo = np.concatenate([frame.guards.lo, np.full((2, 1), -np.inf)], axis=1)
-hi = np.concatenate([frame.guards.hi, np.full((2, 1), np.inf)], axis=1)
 bjets_test, _ = truth_matched_bjets(ev["test"]["jet_p4"], ev["test"]["jet_truth_index"])
 _, matched = matched_observables(ev["test"], ev["test"]["neutrino_momenta"])
 
@@ -45,9 +39,6 @@ DESIGNS = {  # name: (what the flow models, build, training tensors, samples -> 
     "joint_feasible": ("FH: the region where both W-mass constraints can hold as a coordinate "
                        "(theta, s, r_x, r_y, y_nu, y_nubar)", flow_build, joint_tensors,
                        lambda raw: joint.to_physical(raw, parts["test"])),
-    "lepton_frame_met_term": ("D trained with the MET likelihood term (weight 1, sigma = the MET resolution)",
-                              partial(build_met_term_flow, dims, encoder, heads["flow"], mean=frame.mean, sd=frame.sd, lo=lo, hi=hi,
-                                      sigma=sigma, weight=1.0), met_tensors, lambda raw: frame.to_physical(raw, parts["test"])),
 }
 physical = scaler.targets_to_physical
 i_flow = KINDS.index("flow")

@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from posteval import metrics
+from posteval import metrics, numformat
 from posteval.plotting import palette as _palette
 
-__all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "coverage_axes", "protocol_figure", "protocol_panels"]
+__all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "ratio_band", "clip_spikes", "coverage_axes",
+           "protocol_figure", "protocol_panels"]
 
 
 def set_theme() -> None:
@@ -233,3 +234,55 @@ def protocol_panels(
     coverage_axes(ax_k, levels, curves, title="calibration", n_events=truth.size, m_samples=m_samples,
                   legend="below", colours=colours)
     return fig
+
+
+def ratio_band(ax_main, ax_ratio, n_events: int, *, label: str | None = None):
+    """Grey band on a ratio panel: where the ratio to the truth of a histogram falls (±2 sd) when
+    it is drawn from the true spectrum with as many events.
+
+    With independent Poisson counts t in a bin of the truth and r ~ t in the other histogram,
+    sd(r / t) ≈ sqrt(2 / t), so the band is 1 ± 2 sqrt(2 / t) (empty bins: none). The truth's
+    stairs must be the first patch of ``ax_main`` (as :func:`spectrum_with_ratio` draws them).
+
+    >>> fig, (a, b) = plt.subplots(2)
+    >>> _ = a.stairs([0.5, 0.25], [0.0, 1.0, 2.0])
+    >>> ratio_band(a, b, 100)  # counts 50 and 25: half-widths 0.4 and 0.566
+    array([0.4       , 0.56568542])
+    >>> plt.close(fig)
+    """
+    if not (isinstance(n_events, (int, np.integer)) and n_events > 0):
+        raise ValueError(f"n_events: expected a positive integer, got {n_events!r}")
+    if not ax_main.patches:
+        raise ValueError("ax_main: no stairs drawn (the truth's must come first)")
+    values, edges = ax_main.patches[0].get_data()[:2]
+    counts = np.asarray(values) * np.diff(edges) * n_events
+    with np.errstate(divide="ignore"):
+        half = np.where(counts > 0, 2 * np.sqrt(2 / counts), np.nan)
+    ax_ratio.stairs(1 + half, edges, baseline=1 - half, fill=True, color="0.85", lw=0, zorder=0, label=label)
+    return half
+
+
+def clip_spikes(ax, factor: float = 1.6) -> dict[str, float]:
+    """Cut a spectrum's density axis at ``factor`` times the truth's peak (the first patch) and
+    name, in the upper right corner, every curve whose peak lies above the cut, with its peak.
+
+    Returns ``{label: peak density}`` of the curves cut (empty when none is).
+
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.stairs([1.0, 1.0], [0, 1, 2], label="truth"); _ = ax.stairs([5.0, 0.1], [0, 1, 2], label="spike")
+    >>> clip_spikes(ax)
+    {'spike': 5.0}
+    >>> plt.close(fig)
+    """
+    if not factor > 1:
+        raise ValueError(f"factor: expected a number > 1, got {factor!r}")
+    if not ax.patches:
+        raise ValueError("ax: no stairs drawn (the truth's must come first)")
+    top = factor * ax.patches[0].get_data()[0].max()
+    off = {p.get_label(): float(p.get_data()[0].max()) for p in ax.patches[1:] if p.get_data()[0].max() > top}
+    if off:
+        ax.set_ylim(0, top)
+        lines = [f"{name}: {numformat.number(v)}" for name, v in off.items()]
+        ax.text(0.98, 0.97, "\n".join(["off scale, peak density:", *lines]), transform=ax.transAxes,
+                ha="right", va="top", fontsize="x-small")
+    return off
