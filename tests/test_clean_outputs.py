@@ -89,3 +89,12 @@ def test_runner_kernel_logs_no_warning_and_stores_no_absolute_path(tmp_path, mon
     nb = json.loads((tmp_path / "out" / "99_tiny.ipynb").read_text())
     assert nb["metadata"]["papermill"]["input_path"] == "tests/fixtures/chapters/99_tiny.md"
     assert problems(nb) == []
+
+
+@pytest.mark.parametrize("path", sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.name)
+def test_reference_notebook_is_written_as_nbformat_writes_it(path):
+    """A reference notebook edited by hand (a patched output) must keep nbformat's serialisation (sorted keys,
+    one-space indent, characters unescaped), or saving the unedited chapter in JupyterLab rewrites it."""
+    text = path.read_text(encoding="utf-8")
+    assert nbformat.writes(nbformat.reads(text, as_version=4)) + "\n" == text, (
+        f"{path.name} is not in nbformat's serialisation: rewrite it with nbformat.write")
