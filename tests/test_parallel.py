@@ -85,6 +85,30 @@ def test_a_failing_job_raises_its_error(where, client):
         parallel.map_jobs(math.factorial, [3, -1, 4], progress=False, **kwargs)
 
 
+@pytest.mark.parametrize("where", ["pool", "dask"])
+def test_background_jobs_return_what_map_jobs_returns_and_wait_only_for_the_asked(where, client):
+    kwargs = {"pool": {"workers": 2}, "dask": {"client": client}}[where]
+    sleeps = parallel.BackgroundJobs(time.sleep, [0, 4, 0], **kwargs)  # importable by spawned workers
+    start = time.perf_counter()
+    assert sleeps.results([2, 0]) == [None, None]
+    assert time.perf_counter() - start < 3, "waited for a job it was not asked for"
+    with pytest.raises(TimeoutError, match=r"\[1\]"):
+        sleeps.results([1], timeout=0.01)
+    assert sleeps.results([1]) == [None] and time.perf_counter() - start >= 4
+    jobs = parallel.BackgroundJobs(math.factorial, [5, 3, 4], **kwargs)
+    assert jobs.results([0, 1, 2]) == parallel.map_jobs(math.factorial, [5, 3, 4], progress=False, **kwargs)
+
+
+def test_background_jobs_name_the_jobs_a_failure_stopped():
+    jobs = parallel.BackgroundJobs(math.factorial, [3, -1], workers=1)
+    with pytest.raises(RuntimeError, match=r"jobs \[1\] did not finish") as err:
+        jobs.results([0, 1])
+    assert isinstance(err.value.__cause__, ValueError)
+    with pytest.raises(IndexError, match="outside"):
+        jobs.results([2])
+    assert parallel.BackgroundJobs(math.factorial, []).results([]) == []
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="workers"):
         parallel.map_jobs(math.factorial, [1], workers=0)

@@ -193,6 +193,15 @@ def test_train_models_same_weights_in_worker_processes_as_here():
         for p1, p2 in zip(m1.parameters(), m2.parameters()):
             assert torch.equal(p1, p2)
     assert serial[0][1].val_loss != serial[1][1].val_loss  # the seeds matter
+    # the same jobs started in the background and waited for in another order: the same weights
+    from posteval.models import train_item, training_items
+    from posteval.parallel import BackgroundJobs
+
+    kw.pop("progress")
+    background = BackgroundJobs(train_item, training_items(jobs, (x, y), (x, y), **kw), workers=2)
+    for (m1, h1), (m2, h2) in zip(serial[::-1], background.results([1, 0])):
+        assert h1.val_loss == h2.val_loss
+        assert all(torch.equal(p1, p2) for p1, p2 in zip(m1.parameters(), m2.parameters()))
 
 
 def test_train_models_rejects_malformed_jobs():

@@ -165,6 +165,90 @@ def map_jobs(fn: Callable[[Any], Any], items: Sequence, **kwargs) -> list:
     return out
 
 
+class BackgroundJobs:
+    """Jobs started in worker processes (or on a Dask ``client``) that run while this process goes on.
+
+    ``results(indices)`` waits for those jobs only and returns their results in that order, so a
+    notebook can start every job in one cell and use each result in the cell that needs it, while
+    the jobs not needed yet keep running (FIFO: put the jobs needed first at the front of ``items``).
+    The results are the same as ``map_jobs(fn, items, workers=..., client=...)``'s: only the
+    moment they are waited for changes.
+
+    When a job fails, the jobs not started yet are cancelled and a ``results`` call that needs a job
+    that did not finish raises ``RuntimeError`` naming those jobs, from the job's error.
+
+    Example
+    -------
+    >>> import math
+    >>> jobs = BackgroundJobs(math.factorial, [5, 3, 4], workers=2)
+    >>> jobs.results([2, 0])
+    [24, 120]
+    """
+
+    def __init__(self, fn: Callable[[Any], Any], items: Sequence, *, workers: int = 1, client=None):
+        self._items = list(items)
+        workers = _check_workers(workers)
+        self._done: dict[int, Any] = {}
+        self._error: tuple[int | None, BaseException] | None = None
+        self._finished = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, args=(fn, workers, client), name="background-jobs",
+                                        daemon=True)
+        self._thread.start()
+
+    def _keep(self, i: int, result: Any) -> None:
+        with self._changed:
+            self._done[i] = result
+            self._changed.notify_all()
+
+    def _run(self, fn, workers, client) -> None:
+        if not self._items:
+            with self._changed:
+                self._finished = True
+                self._changed.notify_all()
+            return
+        try:
+            # always other processes (a pool of one for workers=1): a job run in a thread of this
+            # process would share torch's global RNG and thread settings with the caller
+            results = _dask(fn, self._items, client) if client is not None else _process_pool(fn, self._items, workers)
+            with contextlib.closing(results):
+                for i, result in results:
+                    self._keep(i, result)
+        except BaseException as err:  # handed to the caller by results()
+            with self._changed:
+                self._error = (None, err)
+        finally:
+            with self._changed:
+                self._finished = True
+                self._changed.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def results(self, indices: Sequence[int], timeout: float | None = None) -> list:
+        """The results of the jobs ``indices`` (positions in ``items``), waiting for them if needed.
+
+        ``TimeoutError`` after ``timeout`` seconds (None: no limit); ``IndexError`` for a position
+        outside ``items``; ``RuntimeError`` from a job's error or a lost worker.
+        """
+        indices = [int(i) for i in indices]
+        bad = [i for i in indices if not 0 <= i < len(self._items)]
+        if bad:
+            raise IndexError(f"job positions {bad} outside 0..{len(self._items) - 1}")
+        with self._changed:
+            ready = self._changed.wait_for(
+                lambda: all(i in self._done for i in indices) or self._error is not None or self._finished,
+                timeout=timeout)
+            if not ready:
+                missing = [i for i in indices if i not in self._done]
+                raise TimeoutError(f"jobs {missing} not finished after {timeout} s")
+            missing = [i for i in indices if i not in self._done]
+            if missing:
+                cause = self._error[1] if self._error else None
+                raise RuntimeError(f"jobs {missing} did not finish: {cause!r}") from cause
+            return [self._done[i] for i in indices]
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, timeout: float = 10.0,
                 dashboard_address: str | None = LOCAL_DASHBOARD):

@@ -35,7 +35,7 @@ from .flow import ConditionalFlow
 from .inference import draw_samples, predict_points
 from .mdn import MixtureDensityNetwork
 from .mlp import PointRegressor, mlp
-from .training import TrainHistory, fit, train_model, train_models
+from .training import TrainHistory, fit, train_item, train_model, train_models, training_items
 
 __all__ = [
     "ConditionalFlow",
@@ -47,6 +47,8 @@ __all__ = [
     "fit",
     "mlp",
     "predict_points",
+    "train_item",
     "train_model",
     "train_models",
+    "training_items",
 ]

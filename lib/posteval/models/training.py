@@ -333,7 +333,9 @@ def train_model(build: Callable[[], torch.nn.Module], train, val=None, *, seed: 
     return model, fit(model, train, val, seed=seed, device=device, **fit_kwargs)
 
 
-def _train_job(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
+def train_item(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
+    """One job of `train_models` (an item of `training_items`): seed this process, take the job's
+    rows of the training events, build and fit the model; ``(model, history)``."""
     build, seed, train, val, threads, device, fit_kwargs, rows = job
     from posteval.book import seed_everything  # a worker process starts with torch's defaults
 
@@ -343,6 +345,36 @@ def _train_job(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
         train = tuple(t[index] for t in check_tensors(train, "train"))
     model, history = train_model(build, train, val, seed=seed, device=device, **fit_kwargs)
     return model.cpu() if device != "cpu" else model, history
+
+
+def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None, *,
+                   threads: int = 1, device: str = "cpu", train_rows: Sequence | None = None, **fit_kwargs) -> list:
+    """The checked job items of `train_models` (one per ``(build, seed)``), for `train_item`.
+
+    Items of several calls (e.g. models trained on different targets) can run in one pool:
+    ``parallel.BackgroundJobs(train_item, items_a + items_b, workers=2)`` trains them in the
+    background, and ``.results(positions)`` returns ``(model, history)`` pairs as `train_models` does.
+    """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    jobs = list(jobs)
+    for i, job in enumerate(jobs):
+        if not (isinstance(job, tuple) and len(job) == 2 and callable(job[0])):
+            raise ValueError(f"jobs[{i}]: expected (build, seed) with a callable build, got {job!r}")
+    if train_rows is None:
+        train_rows = [None] * len(jobs)
+    train_rows = list(train_rows)
+    if len(train_rows) != len(jobs):
+        raise ValueError(f"train_rows: expected one index array (or None) per job, got {len(train_rows)} for "
+                         f"{len(jobs)} jobs")
+    n_train = len(check_tensors(train, "train")[0])
+    for i, rows in enumerate(train_rows):
+        if rows is not None:
+            r = np.asarray(rows)
+            if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer) or r.min() < 0 or r.max() >= n_train:
+                raise ValueError(f"train_rows[{i}]: expected a non-empty 1-D array of row indices in [0, {n_train})")
+    return [(build, seed, train, val, threads, device, fit_kwargs, rows)
+            for (build, seed), rows in zip(jobs, train_rows)]
 
 
 def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None, *,
@@ -363,29 +395,10 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], trai
     """
     from posteval.parallel import map_jobs
 
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    jobs = list(jobs)
-    for i, job in enumerate(jobs):
-        if not (isinstance(job, tuple) and len(job) == 2 and callable(job[0])):
-            raise ValueError(f"jobs[{i}]: expected (build, seed) with a callable build, got {job!r}")
-    if train_rows is None:
-        train_rows = [None] * len(jobs)
-    train_rows = list(train_rows)
-    if len(train_rows) != len(jobs):
-        raise ValueError(f"train_rows: expected one index array (or None) per job, got {len(train_rows)} for "
-                         f"{len(jobs)} jobs")
-    n_train = len(check_tensors(train, "train")[0])
-    for i, rows in enumerate(train_rows):
-        if rows is not None:
-            r = np.asarray(rows)
-            if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer) or r.min() < 0 or r.max() >= n_train:
-                raise ValueError(f"train_rows[{i}]: expected a non-empty 1-D array of row indices in [0, {n_train})")
-    items = [(build, seed, train, val, threads, device, fit_kwargs, rows)
-             for (build, seed), rows in zip(jobs, train_rows)]
+    items = training_items(jobs, train, val, threads=threads, device=device, train_rows=train_rows, **fit_kwargs)
     before = torch.get_num_threads()
     try:
-        return map_jobs(_train_job, items, workers=workers, client=client, desc=desc, unit="model",
+        return map_jobs(train_item, items, workers=workers, client=client, desc=desc, unit="model",
                         progress=progress)
     finally:
         torch.set_num_threads(before)  # serial jobs ran in this process
