@@ -1,5 +1,6 @@
 # Two entry points on a fresh machine:
-#   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise), build _build/html
+#   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise) and split chapters
+#               2-4 into pages (lib/posteval/pages.py), build _build/html
 #   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
 #   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
@@ -70,4 +71,4 @@ lab: setup
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/01_total_variance.md
 
 clean:
-	rm -rf _build book/*.ipynb book/results
+	rm -rf _build book/*.ipynb book/executed book/results

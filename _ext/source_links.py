@@ -6,6 +6,11 @@ relatively.
 * A notebook page (a chapter, ``book/NN_name.ipynb``) is the twin of a MyST source
   ``chapters/NN_name.md`` (``source_links_dirs``): that file is copied to
   ``_sources/chapters/NN_name.md``; the notebook itself is in ``_sources/`` (Sphinx copies it).
+* A page of a chapter split into pages (``posteval.pages``: ``book/NN_name.ipynb``,
+  ``book/NN_name_1.ipynb``, ...; its notebook metadata ``posteval_page`` names the chapter and the
+  whole executed chapter ``book/executed/NN_name.ipynb``) links the chapter's source
+  ``chapters/NN_name.md`` and downloads the whole executed chapter, copied to
+  ``_sources/book/executed/NN_name.ipynb``: every page of a chapter offers the same two files.
 * A MyST page (``book/intro.md``) is its own source (in ``_sources/``); its notebook form is
   written beside it by jupytext (``_sources/book/intro.ipynb``), so that every page opens in Jupyter.
 * The whole book as one PDF (``make pdf``) is ``source_links_pdf`` at the root of the output.
@@ -15,6 +20,7 @@ The links go at the end of the article (``div.source-links``) and into the theme
 """
 
 import html
+import json
 import shutil
 from pathlib import Path, PurePosixPath
 
@@ -35,6 +41,24 @@ def _paired_markdown(srcdir: Path, source: Path, dirs) -> tuple[Path, str] | Non
     return None
 
 
+PAGE_METADATA = "posteval_page"  # posteval.pages.META
+
+
+def _chapter_of_page(source: Path) -> dict | None:
+    """``{"chapter": "03_top_quark", "executed": "executed/03_top_quark.ipynb"}`` for a page that
+    ``posteval.pages`` wrote, else None."""
+    with open(source, encoding="utf-8") as f:
+        return json.load(f).get("metadata", {}).get(PAGE_METADATA)
+
+
+def _copy_if_changed(source: Path, target: Path) -> None:
+    if target.is_file() and target.stat().st_size == source.stat().st_size \
+            and target.stat().st_mtime_ns == source.stat().st_mtime_ns:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
 def _write_notebook(markdown: Path, target: Path) -> None:
     import jupytext
 
@@ -45,8 +69,9 @@ def _write_notebook(markdown: Path, target: Path) -> None:
 def page_files(app, docname: str) -> dict | None:
     """The page's files in the output (paths relative to its root) and how each is named in the repository.
 
-    ``{"md": ..., "md_name": ..., "ipynb": ..., "ipynb_name": ..., "pdf": ...}``; files that are not
-    there yet are copied or written. None for a page without a source file (genindex, search).
+    ``{"md": ..., "md_name": ..., "ipynb": ..., "ipynb_name": ..., "pdf": ...}``, plus ``"chapter"``
+    (its name) on a page of a chapter; files that are not there yet are copied or written. None for a
+    page without a source file (genindex, search).
     """
     env = app.env
     if docname not in env.all_docs:
@@ -59,6 +84,18 @@ def page_files(app, docname: str) -> dict | None:
     if source.suffix == ".ipynb":
         files["ipynb"] = (sources / page.parent / source.name).as_posix()
         files["ipynb_name"] = source.name
+        chapter = _chapter_of_page(source)
+        if chapter is not None:  # a page of a chapter: the whole executed chapter
+            executed = source.parent / chapter["executed"]
+            if not executed.is_file():
+                logger.warning(f"source_links: {docname} is a page of {chapter['chapter']}, whose executed "
+                               f"notebook {executed.relative_to(srcdir)} is missing")
+            else:
+                files["ipynb"] = (sources / page.parent / chapter["executed"]).as_posix()
+                files["ipynb_name"] = executed.name
+                files["chapter"] = chapter["chapter"]
+                _copy_if_changed(executed, outdir / files["ipynb"])
+            source = source.with_name(f"{chapter['chapter']}.ipynb")
         twin = _paired_markdown(srcdir, source, app.config.source_links_dirs)
         if twin is None:
             logger.info(f"source_links: no MyST twin of {source.name} in {app.config.source_links_dirs}")
@@ -97,8 +134,9 @@ def links_html(files: dict, url) -> str:
 
 
 def _buttons(files: dict, url) -> list[dict]:
-    named = (("ipynb", ".ipynb", "Download this page as a notebook", "fas fa-code"),
-             ("md", ".md", "Download this page's MyST source", "fas fa-file"),
+    whole = "this chapter" if "chapter" in files else "this page"
+    named = (("ipynb", ".ipynb", f"Download {whole} as a notebook", "fas fa-code"),
+             ("md", ".md", f"Download {whole}'s MyST source", "fas fa-file"),
              ("pdf", ".pdf", "Download the whole book as a PDF", "fas fa-file-pdf"))
     return [{"type": "link", "url": url(files[key]), "text": text, "tooltip": tip, "icon": icon,
              "label": f"download-{key}-button"} for key, text, tip, icon in named if key in files]

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from posteval import book, parameters
+from posteval import book, pages, parameters
 
 # The chapters' portable CPU kernels (book.PORTABLE_KERNELS) for this process and every kernel nbval
 # starts, before torch runs its first operation here (seed_everything refuses a late choice).
@@ -55,8 +55,9 @@ def one_torch_thread():
 def built_site(tmp_path_factory):
     """The book built with -W from the reference notebooks, in a scratch copy of the tree.
 
-    The reference notebooks chapters/NN_name.ipynb stand in for the executed book/NN_name.ipynb
-    that `make book` renders; execution is off, so this costs a few seconds.
+    The reference notebooks chapters/NN_name.ipynb stand in for the executed chapters
+    book/executed/NN_name.ipynb that `make book` renders, split into their pages as the runner splits
+    them (posteval.pages); execution is off, so this costs a few seconds.
     """
     root = book.ROOT
     site = tmp_path_factory.mktemp("site")
@@ -68,8 +69,11 @@ def built_site(tmp_path_factory):
     for f in (root / "book").glob("*.md"):
         shutil.copy(f, site / "book" / f.name)
     shutil.copy(root / "book" / "references.bib", site / "book" / "references.bib")
+    (site / "book" / pages.EXECUTED.name).mkdir()
     for src in book.chapter_sources():
-        shutil.copy(src.with_suffix(".ipynb"), site / "book" / f"{src.stem}.ipynb")
+        executed = site / "book" / pages.EXECUTED.name / f"{src.stem}.ipynb"
+        shutil.copy(src.with_suffix(".ipynb"), executed)
+        pages.write_pages(executed, site / "book", toc_file=site / "_toc.yml")
     # each chapter page links its MyST source chapters/NN_name.md (_ext/source_links.py)
     (site / "chapters").mkdir()
     for src in book.chapter_sources():

@@ -94,7 +94,11 @@ def test_run_chapter_executes_with_parameters_and_writes_results(tmp_path, monke
     assert set(meta) == {"profile", "parameters", "device", "torch_version", "seconds", "git_commit"}
     on_disk = json.loads((tmp_path / "out" / "results" / "99_tiny.json").read_text())
     assert on_disk == json.loads(json.dumps(results))
-    assert (tmp_path / "out" / "99_tiny.ipynb").exists()
+    # the whole executed chapter, and its one page (_toc.yml lists no sections for it: posteval.pages)
+    executed, page = tmp_path / "out" / "executed" / "99_tiny.ipynb", tmp_path / "out" / "99_tiny.ipynb"
+    assert executed.exists() and page.exists()
+    assert json.loads(page.read_text())["cells"] == json.loads(executed.read_text())["cells"]
+    assert json.loads(page.read_text())["metadata"]["posteval_page"]["chapter"] == "99_tiny"
     leftovers = [p.name for p in (tmp_path / "out").rglob("*") if p.name.startswith(".")]
     assert leftovers == []
 
@@ -106,11 +110,13 @@ def test_failed_chapter_leaves_previous_outputs_untouched(tmp_path, monkeypatch)
     out = tmp_path / "out"
     book.run_chapter(FIXTURE, "ci", out_dir=out)
     before_nb = (out / "99_tiny.ipynb").read_bytes()
+    before_executed = (out / "executed" / "99_tiny.ipynb").read_bytes()
     before_json = (out / "results" / "99_tiny.json").read_text()
     (params / "ci" / "99_tiny.yaml").write_text(yaml.safe_dump({"fail": True}))
     with pytest.raises(Exception, match="asked to fail"):
         book.run_chapter(FIXTURE, "ci", out_dir=out)
     assert (out / "99_tiny.ipynb").read_bytes() == before_nb
+    assert (out / "executed" / "99_tiny.ipynb").read_bytes() == before_executed
     assert (out / "results" / "99_tiny.json").read_text() == before_json
     assert [p.name for p in out.rglob("*") if p.name.startswith(".")] == []
     assert os.environ.get(book.RECORD_FILE_ENV) is None

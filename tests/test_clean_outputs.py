@@ -1,6 +1,7 @@
 """What readers see is clean: no warning on a stderr stream and no absolute path of the machine
-that ran it, in the reference notebooks (chapters/*.ipynb) and in the built book (book/*.ipynb,
-when `make book` or `python -m posteval.book run` has made it)."""
+that ran it, in the reference notebooks (chapters/*.ipynb) and in the built book (the executed
+chapters book/executed/*.ipynb and their pages book/*.ipynb, when `make book` or
+`python -m posteval.book run` has made them)."""
 
 import json
 import re
@@ -11,7 +12,8 @@ from nbclient import NotebookClient
 
 from posteval import book
 
-NOTEBOOKS = sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")) + sorted(book.BOOK.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = (sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")) + sorted((book.BOOK / "executed").glob("[0-9][0-9]_*.ipynb"))
+             + sorted(book.BOOK.glob("[0-9][0-9]_*.ipynb")))
 ABSOLUTE_PATH = re.compile(
     r"(?<![\w.~-])/(?:home|root|work|tmp|usr|opt|var|mnt|srv|Users|private|scratch|nix|etc|lib|proc)/"
     r"|file://|[A-Za-z]:\\\\(?:Users|Windows|Program)"
@@ -86,9 +88,10 @@ def test_runner_kernel_logs_no_warning_and_stores_no_absolute_path(tmp_path, mon
     book.run_chapter(book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md", "ci", out_dir=tmp_path / "out")
     log = capfd.readouterr().err
     assert "without encryption" not in log and "Warning" not in log, log
-    nb = json.loads((tmp_path / "out" / "99_tiny.ipynb").read_text())
-    assert nb["metadata"]["papermill"]["input_path"] == "tests/fixtures/chapters/99_tiny.md"
-    assert problems(nb) == []
+    for path in (tmp_path / "out" / "executed" / "99_tiny.ipynb", tmp_path / "out" / "99_tiny.ipynb"):  # run, page
+        nb = json.loads(path.read_text())
+        assert nb["metadata"]["papermill"]["input_path"] == "tests/fixtures/chapters/99_tiny.md"
+        assert problems(nb) == []
 
 
 @pytest.mark.parametrize("path", sorted(book.CHAPTERS.glob("[0-9][0-9]_*.ipynb")), ids=lambda p: p.name)

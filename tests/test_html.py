@@ -1,6 +1,7 @@
-"""The built HTML book reads like a book: on every chapter page each image is a captioned figure,
-plumbing cells are hidden, the page links to another page of the book, and no raw LaTeX is
-left in the text once MathJax has run (the DOM as headless Chromium renders it).
+"""The built HTML book reads like a book: on every page of a chapter each image is a captioned
+figure; every chapter (on one of its pages) has figures, hides its plumbing cells and links to
+another page of the book, as every page outside the chapters does; no raw LaTeX is left in the
+text once MathJax has run (the DOM as headless Chromium renders it).
 
 The book is built once per session from the committed reference notebooks (`built_site` in
 conftest.py); each page is rendered once by Chromium. Failures name the page and the property.
@@ -17,11 +18,14 @@ from bs4 import BeautifulSoup
 
 from posteval import book
 from posteval.lab import toc_pages
+from posteval.pages import toc_chapter_pages
 
 TOC = yaml.safe_load((book.ROOT / "_toc.yml").read_text())
 # every page, sub-pages (sections) of a chapter included, in reading order
 PAGES = [PurePosixPath(p).name for p in toc_pages(TOC)]
-CHAPTERS = [p for p in PAGES if p[:2].isdigit()]
+CHAPTERS = [p for p in PAGES if p[:2].isdigit()]  # every page of a chapter, sub-pages included
+#: each chapter's pages (the chapter's page first), by the chapter's name
+CHAPTER_PAGES = {s.stem: toc_chapter_pages(TOC, s.stem) for s in book.chapter_sources()}
 BIBLIOGRAPHY = "references"
 # Pages other than the chapters and the bibliography must link into the book too.
 PROSE_PAGES = [p for p in PAGES if p not in CHAPTERS and p != BIBLIOGRAPHY]
@@ -115,20 +119,29 @@ def report(built_site, chromium):
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_every_image_is_a_captioned_figure(report, page):
     r = report(page)
-    assert r["images"] > 0, f"{page}: no figure at all"
     assert r["captioned_figures"] >= r["images"] and not r["uncaptioned_images"], (
         f"{page}: {r['images']} images but {r['captioned_figures']} captioned figures; "
         f"without a caption: {r['uncaptioned_images']}")
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
-def test_plumbing_cells_are_hidden(report, page):
-    assert report(page)["hidden_cells"] >= 1, f"{page}: no cell tagged hide-input or remove-input"
+@pytest.mark.parametrize("chapter", CHAPTER_PAGES)
+def test_every_chapter_has_figures_and_hides_its_plumbing(report, chapter):
+    pages = CHAPTER_PAGES[chapter]
+    assert sum(report(p)["images"] for p in pages) > 0, f"{chapter}: no figure on any of its pages {pages}"
+    assert sum(report(p)["hidden_cells"] for p in pages) >= 1, f"{chapter}: no cell tagged hide-input or remove-input"
 
 
-@pytest.mark.parametrize("page", CHAPTERS + PROSE_PAGES)
+@pytest.mark.parametrize("page", PROSE_PAGES)
 def test_page_links_another_page_of_the_book(report, page):
     assert report(page)["linked_pages"], f"{page}: no link to another page of the book (citations aside)"
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_PAGES)
+def test_chapter_links_another_page_of_the_book(report, chapter):
+    """A chapter's pages together link outside the chapter (a section's page may link none)."""
+    pages = CHAPTER_PAGES[chapter]
+    outside = set().union(*(report(p)["linked_pages"] for p in pages)) - set(pages)
+    assert outside, f"{chapter}: no link from its pages {pages} to another page of the book (citations aside)"
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -39,12 +39,23 @@ import websocket  # websocket-client, a dependency of jupyter_server
 from bs4 import BeautifulSoup
 from jupyter_client import BlockingKernelClient
 
-from posteval import book, lab
+from posteval import book, lab, pages
 
 CHAPTER = "chapters/01_total_variance.md"
 SOURCES = book.chapter_sources()
 IDS = [s.stem for s in SOURCES]
 ARTIFACTS = book.ROOT / "_build" / "test-artifacts"
+
+
+def html_chapter(built_site: Path, source: Path):
+    """The articles of all HTML pages of a chapter (its page and its sections' pages, posteval.pages)
+    as one document, in reading order, and the names of those pages."""
+    import yaml
+
+    names = pages.toc_chapter_pages(yaml.safe_load((book.ROOT / "_toc.yml").read_text()), source.stem)
+    articles = [str(BeautifulSoup((built_site / "book" / f"{name}.html").read_text(), "html.parser").find("article"))
+                for name in names]
+    return BeautifulSoup("".join(articles), "html.parser"), names
 
 
 def _text(cell) -> str:
@@ -190,7 +201,7 @@ def _shown_text(match) -> str:
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_numbers_citations_and_references_are_those_of_the_html_book(source, built_site, index):
-    article = BeautifulSoup((built_site / "book" / f"{source.stem}.html").read_text(), "html.parser").find("article")
+    article, names = html_chapter(built_site, source)
     html_figures = {f["id"]: " ".join(f.select_one(".caption-number").get_text().split())
                     for f in article.find_all("figure") if f.get("id") and f.select_one(".caption-number")}
     doc = index.doc_of(source)
@@ -201,9 +212,11 @@ def test_numbers_citations_and_references_are_those_of_the_html_book(source, bui
     shown = [(m["role"], _shown_text(m)) for m in lab.SHOWN_BOOK_ROLE.finditer(view)]
     html_cites = [_plain(e.get_text()) for e in article.select("span.bibtex-citation")]
     assert html_cites and [t for role, t in shown if role.startswith("cite")] == html_cites
-    # links to other pages of the book (citations and the bibliography aside), in the order of the text
+    # links to other chapters and pages of the book (citations and the bibliography aside), in the order of
+    # the text; a link between two pages of the chapter is one inside the notebook (jupyterlab-myst's)
     html_refs = [_plain(a.get_text()) for a in article.select("a.reference.internal[href]")
                  if not a["href"].startswith("#") and not a["href"].startswith("references.html")
+                 and a["href"].split("#")[0].removesuffix(".html") not in names
                  and not a.find_parent(class_="bibtex-citation")]
     lab_refs = sorted([(m.start(), _shown_text(m)) for m in lab.SHOWN_BOOK_ROLE.finditer(view) if not m["role"].startswith("cite")]
                       + [(m.start(), _plain(m["text"])) for m in lab.SHOWN_LINK.finditer(view)])
@@ -481,9 +494,8 @@ def scroll_through(browser, step=0.8):
 
 @pytest.fixture(scope="module")
 def html_equation_numbers(built_site):
-    """chapter stem -> how many equation numbers its HTML page shows."""
-    return {s.stem: len(BeautifulSoup((built_site / "book" / f"{s.stem}.html").read_text(), "html.parser")
-                        .find("article").select(".eqno")) for s in SOURCES}
+    """chapter stem -> how many equation numbers its HTML pages show."""
+    return {s.stem: len(html_chapter(built_site, s)[0].select(".eqno")) for s in SOURCES}
 
 
 @pytest.fixture(scope="module")
@@ -491,8 +503,7 @@ def html_figure_numbers(built_site):
     """figure label -> "Figure N" as the HTML book captions it."""
     numbers = {}
     for source in SOURCES:
-        article = BeautifulSoup((built_site / "book" / f"{source.stem}.html").read_text(), "html.parser").find("article")
-        for f in article.find_all("figure"):
+        for f in html_chapter(built_site, source)[0].find_all("figure"):
             if f.get("id") and f.select_one(".caption-number"):
                 numbers[f["id"]] = " ".join(f.select_one(".caption-number").get_text().split())
     return numbers

@@ -8,7 +8,9 @@ from the reference notebooks (`built_site` in conftest.py):
   run keeps a screenshot of each chapter's opening (1,280 x 2,000 px) and every page's height in
   ``_build/test-artifacts/`` (``<page>-opening.png``, ``page_heights.json``);
 * figures numbered by chapter ("Figure 2.3"), front and back matter without a chapter number;
-* every page links its source and downloads its notebook, its MyST source and the book's PDF;
+* every page links its source and downloads its notebook, its MyST source and the book's PDF (a
+  page of a chapter: the chapter's source chapters/NN_name.md and its whole executed notebook);
+* every link between pages of the book lands on a page and an anchor that exist;
 * the PDF (``make pdf``: ``_ext/book_pdf.py``) has every chapter's title and every figure number.
 
 Each rule is also checked on a small synthetic page that keeps it and one that breaks it.
@@ -379,11 +381,15 @@ def source_link_problems(site: Path, doc: str) -> list[str]:
 def test_every_page_links_its_source_and_downloads(built_site, doc):
     assert source_link_problems(built_site, doc) == [], _id(doc)
     if doc in CHAPTER_OF:
-        md = BeautifulSoup((built_site / f"{doc}.html").read_text(), "html.parser").select_one(
-            "article .source-links a.source-link-md")
-        assert md.get_text() == f"chapters/{_id(doc)}.md"
+        chapter = _id(CHAPTERS[CHAPTER_OF[doc]][0])  # a sub-page links its chapter's files
+        links = BeautifulSoup((built_site / f"{doc}.html").read_text(), "html.parser").select_one("article .source-links")
+        md, ipynb = links.select_one("a.source-link-md"), links.select_one("a.source-link-ipynb[download]")
+        assert md.get_text() == f"chapters/{chapter}.md"
         assert (built_site / f"{doc}.html").parent.joinpath(md["href"]).read_bytes() == (
-            book.ROOT / "chapters" / f"{_id(doc)}.md").read_bytes(), "the linked .md is not the chapter's source"
+            book.ROOT / "chapters" / f"{chapter}.md").read_bytes(), "the linked .md is not the chapter's source"
+        # built_site's executed chapters are the reference notebooks
+        assert ipynb.get_text() == ".ipynb" and (built_site / f"{doc}.html").parent.joinpath(ipynb["href"]).read_bytes() == (
+            book.ROOT / "chapters" / f"{chapter}.ipynb").read_bytes(), "the .ipynb offered is not the whole executed chapter"
 
 
 def test_the_source_link_check_flags_a_page_without_them(tmp_path):
@@ -397,6 +403,49 @@ def test_the_source_link_check_flags_a_page_without_them(tmp_path):
         '<a class="source-link-ipynb" href="x.ipynb" download>.ipynb</a>'
         f'<a class="source-link-pdf" href="../{PDF_NAME}" download>PDF</a></div></article></body></html>')
     assert source_link_problems(tmp_path, "book/x") == ["ipynb: x.ipynb is not in the built site"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Links between pages
+
+
+def link_problems(site: Path, doc: str) -> list[str]:
+    """Links of a page's article to a page of the built site that is missing, or to an anchor the
+    target page does not have (a {numref}, {ref} or {doc} across the pages of a chapter)."""
+    page = site / f"{doc}.html"
+    problems = []
+    for a in _article(page).select("a.reference.internal[href]"):
+        href = urlsplit(a["href"])
+        if href.scheme or href.netloc or not (href.path.endswith(".html") or not href.path):
+            continue
+        target = (page.parent / unquote(href.path)).resolve() if href.path else page
+        if not target.is_file():
+            problems.append(f"{a['href']}: no such page")
+        elif href.fragment and not _anchors(target) & {unquote(href.fragment)}:
+            problems.append(f"{a['href']}: no anchor {href.fragment!r} in {target.name}")
+    return problems
+
+
+@cache
+def _anchors(page: Path) -> frozenset:
+    return frozenset(e["id"] for e in BeautifulSoup(page.read_text(), "html.parser").select("[id]"))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_links_between_pages_land(built_site, doc):
+    found = link_problems(built_site, doc)
+    assert not found, f"{_id(doc)}: {len(found)} links that go nowhere: {found[:8]}"
+
+
+def test_the_link_check_flags_a_missing_page_and_anchor(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "b.html").write_text('<html><body><article><h1 id="there">B</h1></article></body></html>')
+    (tmp_path / "book" / "a.html").write_text(
+        '<html><body><article><a class="reference internal" href="b.html#there">ok</a>'
+        '<a class="reference internal" href="b.html#gone">anchor</a><a class="reference internal" href="c.html">page</a>'
+        '<a class="reference internal" href="#there">here</a></article></body></html>')
+    assert link_problems(tmp_path, "book/a") == ["b.html#gone: no anchor 'gone' in b.html", "c.html: no such page",
+                                                 "#there: no anchor 'there' in a.html"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,10 +17,12 @@ From a shell::
 chapter's ``parameters`` cell and the ranges of :mod:`posteval.parameters` (an unknown name, a
 value of the wrong type or outside its range, a repeated YAML key, an attempt to change
 ``profile`` are one-line errors, exit code 2, before anything runs), executes
-``chapters/NN_name.md`` with papermill into ``book/NN_name.ipynb`` and writes
-``book/results/NN_name.json``: every recorded number, and under the one key ``meta`` the
-profile, device, torch version, seconds, git commit and parameters. Outputs are written to a
-temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
+``chapters/NN_name.md`` with papermill into ``book/executed/NN_name.ipynb`` (the whole executed
+chapter), writes ``book/results/NN_name.json``: every recorded number, and under the one key
+``meta`` the profile, device, torch version, seconds, git commit and parameters; then writes the
+chapter's HTML pages ``book/NN_name*.ipynb`` from the executed notebook (:mod:`posteval.pages`:
+the chapter's page and one per section where ``_toc.yml`` lists sections). Outputs are written to
+a temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
 behind. Importing this module imports neither torch nor numpy; a chapter that never imports
 torch (chapter 1) runs without it.
 """
@@ -553,14 +555,18 @@ def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
 
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3",
                 overrides: dict | None = None) -> dict:
-    """Execute one chapter with papermill into ``out_dir`` and write its results JSON.
+    """Execute one chapter with papermill into ``out_dir/executed/`` (the whole chapter), write its
+    results JSON into ``out_dir/results/`` and its HTML pages into ``out_dir`` (:func:`posteval.pages.write_pages`).
 
     ``overrides`` (from ``parse_overrides``) change single parameters of the profile; the record's
     metadata lists them under ``overrides`` with the values they replaced.
     Returns the results dictionary: the recorded numbers, and the run's metadata under `META`.
-    Raises ValueError before executing anything when the parameters do not fit the chapter.
+    Raises ValueError before executing anything when the parameters do not fit the chapter, and
+    after writing the notebook and JSON when ``_toc.yml`` lists other pages than the chapter makes.
     """
     from importlib import metadata
+
+    from . import pages
 
     import jupytext
     import papermill
@@ -573,8 +579,9 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     results_dir.mkdir(parents=True, exist_ok=True)
     record_file = results_dir / f".{stem}.records.json"
     record_file.unlink(missing_ok=True)
-    out_nb = out_dir / f"{stem}.ipynb"
-    tmp_nb = out_dir / f".{stem}.tmp.ipynb"
+    out_nb = out_dir / pages.EXECUTED.name / f"{stem}.ipynb"
+    out_nb.parent.mkdir(parents=True, exist_ok=True)
+    tmp_nb = out_nb.parent / f".{stem}.tmp.ipynb"
     old_env = os.environ.get(RECORD_FILE_ENV)
     os.environ[RECORD_FILE_ENV] = str(record_file)
     start = time.perf_counter()
@@ -616,6 +623,7 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     if changed:
         results[META]["overrides"] = changed
     atomic_write_text(results_dir / f"{stem}.json", json.dumps(results, indent=1, sort_keys=True))
+    pages.write_pages(out_nb, out_dir)
     return results
 
 

@@ -272,7 +272,9 @@ def toc_pages(toc: dict) -> list[str]:
 
 def page_source(root: Path, doc: str) -> Path | None:
     """The MyST source of page ``doc``: ``<doc>.md``, else ``chapters/<name>.md`` (the executed
-    ``book/NN_name.ipynb`` is rendered from there); None when there is neither."""
+    ``book/NN_name.ipynb`` is rendered from there); None when there is neither, as for the section
+    pages ``book/NN_name_K`` of a chapter split into pages (:mod:`posteval.pages`): the chapter's
+    page stands for the whole chapter, which is what JupyterLab opens."""
     for candidate in (root / f"{doc}.md", root / CHAPTER_SOURCES / f"{posixpath.basename(doc)}.md"):
         if candidate.is_file():
             return candidate
@@ -286,24 +288,18 @@ _FIGURE = re.compile(r"^[ \t]*(?P<fence>`{3,}|:{3,})\{(?:glue:figure|figure)\}")
 _CODE_DIRECTIVES = ("{code-cell}", "{code}", "{code-block}", "{literalinclude}")
 
 
-def scan_myst(text: str) -> tuple[str | None, list[str], dict[str, str], list[str]]:
-    """The title, named figures, section labels and other labels of a MyST page, in order.
+def prose_lines(lines: list[str], start: int = 0):
+    """``(index, line)`` of each line of a MyST text (its lines, from ``start``) outside code.
 
-    Returns ``(title, [figure label, ...], {section label: heading text}, [other label, ...])``;
-    code cells and code blocks are skipped. A figure is a ``{figure}`` or ``{glue:figure}``
-    directive with a ``:name:``; only those get a number, as in Sphinx::
+    Code blocks (a fence of backticks or tildes that is not a directive, or a ``{code-cell}``,
+    ``{code}``, ``{code-block}``, ``{literalinclude}``) are skipped with their fences; the lines
+    of other directives are prose, their opening line included, their closing fence left out::
 
-        >>> scan_myst("# T\\n(s)=\\n## 1.1 S\\n```{glue:figure} k\\n:name: fig-a\\n\\nCap.\\n```\\n")
-        ('T', ['fig-a'], {'s': '1.1 S'}, [])
+        >>> [line for _, line in prose_lines(["# T", "```python", "# code", "```", "```{note}", "## N", "```"])]
+        ['# T', '```{note}', '## N']
     """
-    lines = text.split("\n")
-    title, figures, sections, labels = None, [], {}, []
     code_fence, directives = None, []  # the open code block's fence; the open directives' fences
-    pending = None  # a label waiting for the line it names
-    i = 0
-    if lines and lines[0].strip() == "---":  # YAML front matter
-        i = next((j + 1 for j in range(1, len(lines)) if lines[j].strip() == "---"), 0)
-    for i in range(i, len(lines)):
+    for i in range(start, len(lines)):
         line = lines[i]
         fence = _FENCE.match(line)
         if code_fence is not None:
@@ -320,6 +316,26 @@ def scan_myst(text: str) -> tuple[str | None, list[str], dict[str, str], list[st
             else:
                 code_fence = fence["fence"]
                 continue
+        yield i, line
+
+
+def scan_myst(text: str) -> tuple[str | None, list[str], dict[str, str], list[str]]:
+    """The title, named figures, section labels and other labels of a MyST page, in order.
+
+    Returns ``(title, [figure label, ...], {section label: heading text}, [other label, ...])``;
+    code cells and code blocks are skipped. A figure is a ``{figure}`` or ``{glue:figure}``
+    directive with a ``:name:``; only those get a number, as in Sphinx::
+
+        >>> scan_myst("# T\\n(s)=\\n## 1.1 S\\n```{glue:figure} k\\n:name: fig-a\\n\\nCap.\\n```\\n")
+        ('T', ['fig-a'], {'s': '1.1 S'}, [])
+    """
+    lines = text.split("\n")
+    title, figures, sections, labels = None, [], {}, []
+    pending = None  # a label waiting for the line it names
+    start = 0
+    if lines and lines[0].strip() == "---":  # YAML front matter
+        start = next((j + 1 for j in range(1, len(lines)) if lines[j].strip() == "---"), 0)
+    for i, line in prose_lines(lines, start):
         label = _LABEL.match(line)
         heading = _HEADING.match(line)
         if label:
