@@ -44,8 +44,9 @@ _LO = re.compile(r"^(?P<metric>.+?)_lo$")
 
 
 def _files():
+    # not the hidden in-progress records of a run under way (book/results/.NN_name.records.json)
     return sorted(p.relative_to(ROOT).as_posix() for pattern in ("book/results/*.json", "results/full/*.json")
-                  for p in ROOT.glob(pattern))
+                  for p in ROOT.glob(pattern) if not p.name.startswith("."))
 
 
 def _flat(x, prefix=""):
