@@ -189,6 +189,7 @@ class BackgroundJobs:
         self._items = list(items)
         workers = _check_workers(workers)
         self._done: dict[int, Any] = {}
+        self._order: list[int] = []  # positions in the order their jobs finished
         self._error: tuple[int | None, BaseException] | None = None
         self._finished = False
         self._changed = threading.Condition()
@@ -199,6 +200,7 @@ class BackgroundJobs:
     def _keep(self, i: int, result: Any) -> None:
         with self._changed:
             self._done[i] = result
+            self._order.append(i)
             self._changed.notify_all()
 
     def _run(self, fn, workers, client) -> None:
@@ -225,16 +227,39 @@ class BackgroundJobs:
     def __len__(self) -> int:
         return len(self._items)
 
+    def first_done(self, indices: Sequence[int], timeout: float | None = None) -> int:
+        """The position, among ``indices``, of the job that finished first (waiting for one if none has).
+
+        Lets a caller handle results in the order the jobs end rather than the order they were
+        given; ``TimeoutError``, ``IndexError`` and ``RuntimeError`` as for :meth:`results`.
+        """
+        indices = self._positions(indices)
+        if not indices:
+            raise ValueError("first_done needs at least one job position")
+        with self._changed:
+            if not self._changed.wait_for(lambda: any(i in self._done for i in indices) or self._error is not None
+                                          or self._finished, timeout=timeout):
+                raise TimeoutError(f"none of the jobs {indices} finished after {timeout} s")
+            done = [i for i in self._order if i in indices]
+            if not done:
+                cause = self._error[1] if self._error else None
+                raise RuntimeError(f"jobs {indices} did not finish: {cause!r}") from cause
+            return done[0]
+
+    def _positions(self, indices: Sequence[int]) -> list[int]:
+        indices = [int(i) for i in indices]
+        bad = [i for i in indices if not 0 <= i < len(self._items)]
+        if bad:
+            raise IndexError(f"job positions {bad} outside 0..{len(self._items) - 1}")
+        return indices
+
     def results(self, indices: Sequence[int], timeout: float | None = None) -> list:
         """The results of the jobs ``indices`` (positions in ``items``), waiting for them if needed.
 
         ``TimeoutError`` after ``timeout`` seconds (None: no limit); ``IndexError`` for a position
         outside ``items``; ``RuntimeError`` from a job's error or a lost worker.
         """
-        indices = [int(i) for i in indices]
-        bad = [i for i in indices if not 0 <= i < len(self._items)]
-        if bad:
-            raise IndexError(f"job positions {bad} outside 0..{len(self._items) - 1}")
+        indices = self._positions(indices)
         with self._changed:
             ready = self._changed.wait_for(
                 lambda: all(i in self._done for i in indices) or self._error is not None or self._finished,
