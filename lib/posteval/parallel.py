@@ -188,37 +188,28 @@ class BackgroundJobs:
     def __init__(self, fn: Callable[[Any], Any], items: Sequence, *, workers: int = 1, client=None):
         self._items = list(items)
         workers = _check_workers(workers)
-        self._done: dict[int, Any] = {}
-        self._order: list[int] = []  # positions in the order their jobs finished
-        self._error: tuple[int | None, BaseException] | None = None
+        self._done: dict[int, Any] = {}  # position -> result, in the order the jobs finished
+        self._error: BaseException | None = None
         self._finished = False
         self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._run, args=(fn, workers, client), name="background-jobs",
                                         daemon=True)
         self._thread.start()
 
-    def _keep(self, i: int, result: Any) -> None:
-        with self._changed:
-            self._done[i] = result
-            self._order.append(i)
-            self._changed.notify_all()
-
     def _run(self, fn, workers, client) -> None:
-        if not self._items:
-            with self._changed:
-                self._finished = True
-                self._changed.notify_all()
-            return
         try:
-            # always other processes (a pool of one for workers=1): a job run in a thread of this
-            # process would share torch's global RNG and thread settings with the caller
-            results = _dask(fn, self._items, client) if client is not None else _process_pool(fn, self._items, workers)
-            with contextlib.closing(results):
-                for i, result in results:
-                    self._keep(i, result)
-        except BaseException as err:  # handed to the caller by results()
-            with self._changed:
-                self._error = (None, err)
+            if self._items:
+                # always other processes (a pool of one for workers=1): a job run in a thread of this
+                # process would share torch's global RNG and thread settings with the caller
+                results = _dask(fn, self._items, client) if client is not None else _process_pool(fn, self._items,
+                                                                                                   workers)
+                with contextlib.closing(results):
+                    for i, result in results:
+                        with self._changed:
+                            self._done[i] = result
+                            self._changed.notify_all()
+        except BaseException as err:  # handed to the caller by results() and first_done()
+            self._error = err
         finally:
             with self._changed:
                 self._finished = True
@@ -226,6 +217,21 @@ class BackgroundJobs:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def _positions(self, indices: Sequence[int]) -> list[int]:
+        indices = [int(i) for i in indices]
+        bad = [i for i in indices if not 0 <= i < len(self._items)]
+        if bad:
+            raise IndexError(f"job positions {bad} outside 0..{len(self._items) - 1}")
+        return indices
+
+    def _wait(self, ready: Callable[[], bool], timeout: float | None, what: str) -> None:
+        """Wait (holding the condition) until ``ready()`` or the jobs have all ended; TimeoutError naming ``what``."""
+        if not self._changed.wait_for(lambda: ready() or self._finished, timeout=timeout):
+            raise TimeoutError(f"{what} not finished after {timeout} s")
+
+    def _not_finished(self, missing: list[int]) -> RuntimeError:
+        return RuntimeError(f"jobs {missing} did not finish: {self._error!r}")
 
     def first_done(self, indices: Sequence[int], timeout: float | None = None) -> int:
         """The position, among ``indices``, of the job that finished first (waiting for one if none has).
@@ -237,21 +243,11 @@ class BackgroundJobs:
         if not indices:
             raise ValueError("first_done needs at least one job position")
         with self._changed:
-            if not self._changed.wait_for(lambda: any(i in self._done for i in indices) or self._error is not None
-                                          or self._finished, timeout=timeout):
-                raise TimeoutError(f"none of the jobs {indices} finished after {timeout} s")
-            done = [i for i in self._order if i in indices]
+            self._wait(lambda: any(i in self._done for i in indices), timeout, f"none of the jobs {indices}")
+            done = [i for i in self._done if i in indices]
             if not done:
-                cause = self._error[1] if self._error else None
-                raise RuntimeError(f"jobs {indices} did not finish: {cause!r}") from cause
+                raise self._not_finished(indices) from self._error
             return done[0]
-
-    def _positions(self, indices: Sequence[int]) -> list[int]:
-        indices = [int(i) for i in indices]
-        bad = [i for i in indices if not 0 <= i < len(self._items)]
-        if bad:
-            raise IndexError(f"job positions {bad} outside 0..{len(self._items) - 1}")
-        return indices
 
     def results(self, indices: Sequence[int], timeout: float | None = None) -> list:
         """The results of the jobs ``indices`` (positions in ``items``), waiting for them if needed.
@@ -261,16 +257,11 @@ class BackgroundJobs:
         """
         indices = self._positions(indices)
         with self._changed:
-            ready = self._changed.wait_for(
-                lambda: all(i in self._done for i in indices) or self._error is not None or self._finished,
-                timeout=timeout)
-            if not ready:
-                missing = [i for i in indices if i not in self._done]
-                raise TimeoutError(f"jobs {missing} not finished after {timeout} s")
+            self._wait(lambda: all(i in self._done for i in indices), timeout,
+                       f"jobs {[i for i in indices if i not in self._done]}")
             missing = [i for i in indices if i not in self._done]
             if missing:
-                cause = self._error[1] if self._error else None
-                raise RuntimeError(f"jobs {missing} did not finish: {cause!r}") from cause
+                raise self._not_finished(missing) from self._error
             return [self._done[i] for i in indices]
 
 
