@@ -58,8 +58,9 @@ test: setup chromium
 
 # Numbers from training differ between x86 machines because torch and MKL pick other kernels per
 # CPU. The chapters therefore choose the portable ones (posteval.book.PORTABLE_KERNELS: ATen's
-# baseline kernels, MKL's COMPATIBLE branch) in seed_everything, and the reference notebooks are made
-# with them: these two settings, given from outside, are the ones any x86 machine then computes with.
+# baseline kernels, MKL's COMPATIBLE branch, oneDNN's AVX2 kernels) in seed_everything, and the reference
+# notebooks are made with them: these settings, given from outside, are the ones any x86 machine with
+# AVX2 then computes with.
 test-other-machine:
 	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(MAKE) test
 

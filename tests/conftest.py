@@ -12,9 +12,16 @@ from posteval import book, pages, parameters
 # starts, before torch runs its first operation here (seed_everything refuses a late choice).
 for _name, _value in book.PORTABLE_KERNELS.items():
     os.environ.setdefault(_name, _value)
+# One thread per process: the suite runs two pytest workers on two cores beside the chapters' own
+# worker processes, and a process whose OpenMP threads wait for each other on a busy core takes
+# several times the CPU (measured: a flow's sampling, 3 CPU-s on one thread, 12-13 on two).
+# The environment reaches the kernels nbval starts and the workers they spawn; torch here is set below.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 #: The runner's test chapter (tests/fixtures/chapters/99_tiny.md) declares its parameters' ranges
 #: as a new chapter would (test_book.py, test_clean_outputs.py run it).
@@ -40,15 +47,6 @@ def replicated_measurements(means, *, n=2000, seed=0, n_boot=300, seeds=(0, 1, 2
     table, reps = metrics.protocol_report(inputs, truth, ci=0.95, n_boot=n_boot, seed=seed, replicates=True)
     return Measurements.from_replicated_table(table.set_index("model"), reps,
                                               lambda m: [replicate_row(m, r) for r in seeds], list(means), **kwargs)
-
-
-@pytest.fixture(scope="module")
-def one_torch_thread():
-    """Tiny models: one thread is fastest and does not stall when other jobs share the CPU."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 @pytest.fixture(scope="session")

@@ -327,6 +327,21 @@ def test_seed_everything_chooses_the_portable_cpu_kernels():
     assert out.stdout.split() == ["DEFAULT", "COMPATIBLE"]
 
 
+def test_seed_everything_pins_onednn_to_its_avx2_kernels():
+    """torch's GELU runs in oneDNN, which picks its AVX-512 kernels where the CPU has them (other
+    digits, other training) unless ONEDNN_MAX_CPU_ISA caps it before its first primitive."""
+    code = ("import os, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
+            "os.environ['ONEDNN_VERBOSE'] = '1'\ntorch.nn.functional.gelu(torch.ones(4, 8, 64))")
+    out = _fresh_python(code)
+    assert out.returncode == 0, out.stderr
+    isa = [ln for ln in out.stdout.splitlines() if ",isa:" in ln]
+    if not isa:
+        pytest.skip("oneDNN did not run this GELU here (no verbose line)")
+    if "AVX2" not in isa[0] and "AVX-512" not in isa[0] and "AVX512" not in isa[0]:
+        pytest.skip(f"this CPU lacks AVX2: {isa[0]}")
+    assert isa[0].endswith("isa:Intel AVX2"), isa[0]
+
+
 def test_seed_everything_refuses_kernels_chosen_before_it():
     if "DEFAULT" in _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout:
         pytest.skip("this CPU has only torch's baseline kernels: nothing to refuse")

@@ -20,9 +20,6 @@ TINY_HEADS = {"transformer_mse": dict(hidden=32), "transformer_mmd": dict(hidden
               "flow": dict(transforms=2, hidden=(32, 32), bins=8), "cfm": dict(hidden=32, layers=2, steps=8)}
 
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
 def random_batch(n=12, n_jets=5, seed=0):
     g = torch.Generator().manual_seed(seed)
     mask = torch.rand(n, n_jets, generator=g) > 0.4

@@ -62,9 +62,6 @@ def batch_of(context, x):
     return (context, x) if isinstance(context, torch.Tensor) else (*context, x)
 
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
 @pytest.mark.parametrize("name", MODELS)
 def test_contract(name):
     build, kind, steps, lr = MODELS[name]

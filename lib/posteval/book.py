@@ -198,17 +198,20 @@ def recorded() -> dict[str, object]:
     return dict(_recorded)
 
 
-PORTABLE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
-"""CPU kernels that compute the same digits on every x86-64 machine: ATen's baseline kernels
-(not the AVX2 / AVX-512 ones it picks per CPU) and MKL's conditional-numerical-reproducibility
-branch ``COMPATIBLE``. Training follows a different path on each kernel class (measured: 10 of
-chapter 3's 96 verdict words differed between two machines of this workplace), so the
-chapters choose these; a value already in the environment wins."""
+PORTABLE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+"""CPU kernels that compute the same digits on every x86-64 machine with AVX2 (Intel since 2013, AMD
+since 2015): ATen's baseline kernels (not the AVX2 / AVX-512 ones it picks per CPU), MKL's
+conditional-numerical-reproducibility branch ``COMPATIBLE`` and oneDNN's AVX2 kernels (torch's
+CPU training calls oneDNN, which otherwise picks its AVX-512 kernels where the CPU has them).
+Training follows a different path on each kernel class (measured: 10 of chapter 3's 96 verdict
+words differed between two machines of this workplace; on an AVX-512 AMD EPYC, with oneDNN unpinned,
+chapter 3's MSE transformer stopped after 18 epochs instead of 24, and 6 of its 117 verdict words
+changed), so the chapters choose these; a value already in the environment wins."""
 
 
 def portable_kernels() -> dict[str, str]:
     """Choose :data:`PORTABLE_KERNELS` for this process and the workers it starts (environment
-    variables that torch and MKL read at their first operation) and return the ones in force.
+    variables that torch, MKL and oneDNN read at their first operation) and return the ones in force.
 
     Raises RuntimeError when torch has already chosen other CPU kernels (an operation ran before).
     """

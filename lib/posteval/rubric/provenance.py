@@ -7,7 +7,7 @@ import platform
 import time
 from importlib import metadata
 
-from ..book import device_name, git_commit
+from ..book import PORTABLE_KERNELS, device_name, git_commit
 
 #: Libraries whose versions change the numbers of the sweep.
 LIBRARIES = ("torch", "numpy", "pandas", "scipy", "transformers", "trl")
@@ -29,7 +29,7 @@ def sweep_provenance(*, workers: int, wall_seconds: float, command: str) -> dict
     return {"git_commit": git_commit(), "versions": library_versions(), "device": device_name(),
             "cpu_count": os.cpu_count(), "workers": int(workers), "wall_seconds": float(wall_seconds),
             "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": command,
-            "env": {k: os.environ[k] for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if k in os.environ}}
+            "env": {k: os.environ[k] for k in PORTABLE_KERNELS if k in os.environ}}
 
 
 def sweep_seconds(seconds) -> float:
