@@ -42,11 +42,12 @@ def _as_rows(completions) -> np.ndarray:
 
 def completion_length(vocab: Vocab, row) -> int:
     """Number of generated tokens: up to and including the first verdict, else up to the first PAD."""
-    row = np.asarray(row)
+    pad, v1, v2 = vocab.PAD, vocab.verdict1, vocab.verdict2  # plain ints: one comparison per token
+    row = np.asarray(row).tolist()
     for i, tok in enumerate(row):
-        if tok == vocab.PAD:
+        if tok == pad:
             return i
-        if vocab.is_verdict(tok):
+        if tok == v1 or tok == v2:
             return i + 1
     return len(row)
 
@@ -63,9 +64,10 @@ class Parsed:
 
 def rubric_segment(vocab: Vocab, row) -> list[int]:
     """Token ids the proxy may read: the leading run of criterion tokens (see module docstring)."""
+    lo, hi = vocab.crit0, vocab.crit0 + vocab.n_criteria
     out = []
-    for tok in np.asarray(row):
-        if not vocab.is_crit(tok):
+    for tok in np.asarray(row).tolist():
+        if not lo <= tok < hi:
             break
         out.append(int(tok))
     return out
@@ -76,22 +78,23 @@ def parse(vocab: Vocab, row, *, max_rubric: int = 3) -> Parsed:
     row = np.asarray(row)
     if row.ndim != 1:
         raise ValueError(f"row must be 1-D, got shape {row.shape}")
-    toks = [int(t) for t in row[:completion_length(vocab, row)]]
+    toks = [int(t) for t in row[:completion_length(vocab, row)].tolist()]
     seg = rubric_segment(vocab, toks)
     rubric = tuple(t - vocab.crit0 for t in seg)
-    verdicts = [t for t in toks if vocab.is_verdict(t)]
+    v1, v2, d0 = vocab.verdict1, vocab.verdict2, vocab.diff0  # plain ints (the per-token checks are hot)
+    verdicts = [t for t in toks if t == v1 or t == v2]
     # Upstream r_acc: +1 only if the answer names the right response and not the other one.
     verdict = 0
     if len(set(verdicts)) == 1:
-        verdict = 1 if verdicts[0] == vocab.verdict1 else 2
+        verdict = 1 if verdicts[0] == v1 else 2
     m = len(seg)
     ok = (1 <= m <= max_rubric and len(set(seg)) == m and len(toks) == 2 * m + 3
           and toks[m] == vocab.RUBRIC_END
-          and all(vocab.is_diff(t) for t in toks[m + 1:2 * m + 1])
-          and toks[2 * m + 1] == vocab.EVAL_END and vocab.is_verdict(toks[2 * m + 2]))
+          and all(d0 <= t < d0 + vocab.n_diffs for t in toks[m + 1:2 * m + 1])
+          and toks[2 * m + 1] == vocab.EVAL_END and toks[2 * m + 2] in (v1, v2))
     evals = ()
     if ok:
-        evals = tuple(t - vocab.diff0 - (vocab.n_levels - 1) for t in toks[m + 1:2 * m + 1])
+        evals = tuple(t - d0 - (vocab.n_levels - 1) for t in toks[m + 1:2 * m + 1])
     return Parsed(rubric=rubric, evals=evals, verdict=verdict, well_formed=bool(ok))
 
 
