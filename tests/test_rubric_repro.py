@@ -193,3 +193,30 @@ def test_sweep_in_parts_equals_the_sweep(tiny_setup):
     pd.testing.assert_frame_equal(parts.final.drop(columns="seconds"), whole.final.drop(columns="seconds"))
     with pytest.raises(ValueError, match="missing"):
         sweep_result(cfg, build_setups(cfg, [0, 1], progress=False), runs, 1.0)
+
+
+def test_setups_and_pairs_in_groups_equal_the_sweep():
+    """Chapter 4 builds its setups in two cells and runs its (seed, condition) pairs in groups of two
+    rounds of the workers: the same results as the whole sweep (each depends on its seed and condition only)."""
+    from posteval.rubric.sweep import build_setups, run_pairs, sweep_result
+
+    cfg = RubricConfig(**TINY)
+    setups = build_setups(cfg, [0], progress=False)
+    setups.update(build_setups(cfg, [1], progress=False))
+    pairs = [(s, c) for s in (0, 1) for c in ("no_proxy", "proxy_sft")]
+    runs = run_pairs(setups, pairs[:3], progress=False)
+    runs.update(run_pairs(setups, pairs[3:], progress=False))
+    parts = sweep_result(cfg, setups, runs, 1.0)
+    whole = run_sweep(cfg, ["no_proxy", "proxy_sft"], [0, 1], progress=False)
+    pd.testing.assert_frame_equal(parts.final.drop(columns="seconds"), whole.final.drop(columns="seconds"))
+    pd.testing.assert_frame_equal(parts.history, whole.history)
+
+
+@pytest.mark.parametrize("pairs, match", [([], "non-empty"), ([(0,)], r"\(seed, condition\)"),
+                                          ([(5, "no_proxy")], "without a setup"), ([(0, "nope")], "nope"),
+                                          ([(0, "no_proxy"), (0, "no_proxy")], "distinct")])
+def test_run_pairs_names_a_bad_pair(pairs, match):
+    from posteval.rubric.sweep import run_pairs
+
+    with pytest.raises(ValueError, match=match):
+        run_pairs({0: object()}, pairs, progress=False)

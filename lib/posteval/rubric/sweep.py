@@ -137,10 +137,29 @@ def run_conditions(setups: dict, conditions, *, workers: int = 1, client=None, p
 
     Results of several calls (e.g. one per group of conditions) join with ``{**first, **second}``."""
     conditions = check_conditions(conditions)
-    jobs = [(s, c) for s in setups for c in conditions]
-    results = map_jobs(_condition_task, [(setups[s], c) for s, c in jobs], desc="conditions",
+    return run_pairs(setups, [(s, c) for s in setups for c in conditions], workers=workers, client=client,
+                     progress=progress)
+
+
+def run_pairs(setups: dict, pairs, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """``{(seed, condition): result}`` of the given ``(seed, condition)`` pairs only, e.g. a sweep's
+    seeds x conditions in groups of ``2 * workers`` (two full rounds of the workers each). A pair's
+    result depends on its setup and condition only, not on the other pairs of the call.
+
+    >>> run_pairs({0: setup}, [(0, "no_proxy")])  # doctest: +SKIP
+    """
+    pairs = [tuple(p) for p in pairs]
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise ValueError(f"pairs must be a non-empty list of (seed, condition), got {pairs!r}")
+    missing = sorted({s for s, _ in pairs if s not in setups}, key=str)
+    if missing:
+        raise ValueError(f"pairs name seeds without a setup: {missing} (setups: {list(setups)})")
+    check_conditions([c for _, c in pairs])
+    if len(set(pairs)) != len(pairs):
+        raise ValueError(f"pairs must be distinct, got {pairs!r}")
+    results = map_jobs(_condition_task, [(setups[s], c) for s, c in pairs], desc="conditions",
                        **_where(workers, client, progress))
-    return dict(zip(jobs, results))
+    return dict(zip(pairs, results))
 
 
 def sweep_result(config: RubricConfig, setups: dict, runs: dict, seconds: float) -> SweepResult:
