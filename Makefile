@@ -50,7 +50,8 @@ pdf: setup chromium
 	$(PY) _ext/book_pdf.py --html _build/html --out _build/pdf/pointwise-metrics-mislead.pdf
 
 # Two pytest workers (pytest-xdist): each file (a chapter's notebook, a test module) runs whole on one
-# of them, the chapters first; the long chapters then share the two cores with the unit tests.
+# of them, files with the most tests first (xdist's default --loadscope-reorder): the chapters start after
+# the largest test modules (the input probe, the reading and HTML checks) and share the two cores with them.
 test: setup chromium
 	$(PY) -m pytest chapters tests -n 2 --dist loadfile --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=900 -p no:cacheprovider \
