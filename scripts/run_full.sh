@@ -9,8 +9,8 @@
 # chapter's "at full scale" section says which sizes were shrunk.
 #   01: no training on a GPU: 2e6 evaluation events, 20 repeats (~5 min on a CPU; use --cpu).
 #   02: 1e6 training events, 5 seeds x 6 learned models.
-#   03: generates 1e6 events in mode "full" (~9 min on 16 processes), trains 5 seeds x 4 models
-#       with the nu2flows architecture (<= 50 min: max_seconds per model), ~1 h in all.
+#   03: generates 1e6 events in mode "full" (~9 min on 16 processes), trains 5 seeds x 6 models
+#       with the nu2flows architecture (<= 75 min: max_seconds per model), then samples 5 seeds x 4 samplers.
 # Chapter 4's sweep keeps its own record: python -m posteval.rubric.sweep (see book/running_at_scale.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
