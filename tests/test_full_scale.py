@@ -63,3 +63,28 @@ def test_verdicts_side_by_side_and_the_ones_resolved_only_at_full():
     assert table.loc["claim.a"].tolist() == ["not resolved", "yes", "no"]
     assert table.loc["claim.b", "same"] == "yes" and table.loc["claim.d", "this run"] == "—"
     assert fs.resolved_only_at_full(ci, full) == ["claim.a"]
+
+
+def test_doctests():
+    import doctest
+
+    assert doctest.testmod(fs).failed == 0
+
+
+def test_stage_seconds_of_an_executed_notebook_and_the_label():
+    cell = lambda src, d: {"cell_type": "code", "source": src, "metadata": {"papermill": {"duration": d}}}
+    nb = {"cells": [cell("import torch", 10.0), {"cell_type": "markdown", "source": "x", "metadata": {}},
+                    cell("p = load_or_generate(5)", 70.0), cell("jobs = BackgroundJobs(f, items)", 1.0),
+                    cell("trained()", 99.0), cell("reasons = histories[s][kind].stop_reason", 1.0),
+                    cell("report()", 150.0)]}
+    stages = fs.stage_seconds(nb, fs.STAGE_MARKERS["03_top_quark"])
+    assert stages == {"set-up": 10.0, "generation": 70.0, "training and sampling": 100.0,
+                      "protocol and physics": 151.0}
+    with pytest.raises(ValueError, match="no code cell contains"):
+        fs.stage_seconds(nb, [("missing", "nowhere(")])
+    del nb["cells"][0]["metadata"]["papermill"]
+    with pytest.raises(ValueError, match="no papermill duration"):
+        fs.stage_seconds(nb, fs.STAGE_MARKERS["03_top_quark"])
+    assert fs.is_at_full_scale({"meta": {"device": "cuda:NVIDIA H200"}})
+    assert not fs.is_at_full_scale({"meta": {"device": "cuda:NVIDIA H200", "overrides": {"n": {}}}})
+    assert not fs.is_at_full_scale({"meta": {"device": "cpu"}})

@@ -7,16 +7,19 @@ parameters and, where a size of the profile was changed to fit the machine, ``ov
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from .book import ROOT
+from .book import ROOT, atomic_write_text
 
 __all__ = ["VERDICT_PREFIXES", "load_full_record", "provenance_line", "overrides_table", "shrunk_line",
-           "verdicts_side_by_side", "resolved_only_at_full"]
+           "verdicts_side_by_side", "resolved_only_at_full", "is_at_full_scale", "stage_seconds", "keep_record"]
 
 VERDICT_PREFIXES = ("claim.", "best.", "target_word.")
 _REQUIRED_META = ("profile", "git_commit", "device", "seconds", "parameters", "versions")
@@ -127,3 +130,142 @@ def resolved_only_at_full(ci: Mapping, full: Mapping, prefixes: Sequence[str] = 
     """Verdicts that are "not resolved" in this run and resolved in the full record."""
     return [k for k in sorted(full) if k.startswith(tuple(prefixes)) and ci.get(k) == "not resolved"
             and full[k] != "not resolved"]
+
+
+def is_at_full_scale(record: Mapping) -> bool:
+    """True only for the unchanged full profile run on a GPU: a CUDA device and no overridden setting.
+
+    >>> is_at_full_scale({"meta": {"device": "cuda:NVIDIA H200", "overrides": {}}})
+    True
+    >>> is_at_full_scale({"meta": {"device": "cpu"}})
+    False
+    """
+    meta = record["meta"]
+    return str(meta.get("device", "")).startswith("cuda") and not meta.get("overrides")
+
+
+#: The stages of a chapter's executed notebook, each starting at the first code cell whose source holds
+#: its marker (chapter 3): the cells before the first marker are the set-up (imports).
+STAGE_MARKERS = {
+    "03_top_quark": (("generation", "load_or_generate("), ("training and sampling", "BackgroundJobs("),
+                     ("protocol and physics", "histories[s][kind].stop_reason")),
+}
+
+
+def stage_seconds(notebook: Mapping, markers: Sequence[tuple[str, str]]) -> dict[str, float]:
+    """Seconds per stage of an executed notebook, from papermill's per-cell ``duration``.
+
+    A stage starts at the first code cell whose source contains its marker and runs to the next stage;
+    the cells before the first stage are ``"set-up"``. Raises ValueError when a marker is not found or
+    a cell has no duration (a notebook not executed by papermill).
+
+    >>> nb = {"cells": [{"cell_type": "code", "source": "import x", "metadata": {"papermill": {"duration": 2.0}}},
+    ...                 {"cell_type": "code", "source": "fit()", "metadata": {"papermill": {"duration": 5.5}}}]}
+    >>> stage_seconds(nb, [("training", "fit(")])
+    {'set-up': 2.0, 'training': 5.5}
+    """
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in code]
+    starts = []
+    for name, marker in markers:
+        hits = [i for i, src in enumerate(sources) if marker in src]
+        if not hits:
+            raise ValueError(f"stage {name!r}: no code cell contains {marker!r}")
+        starts.append((hits[0], name))
+    out: dict[str, float] = {"set-up": 0.0}
+    out.update({name: 0.0 for _, name in sorted(starts)})
+    for i, cell in enumerate(code):
+        duration = cell["metadata"].get("papermill", {}).get("duration")
+        if duration is None:
+            raise ValueError(f"code cell {i + 1} has no papermill duration: not a notebook executed by papermill")
+        stage = "set-up"
+        for start, name in sorted(starts):
+            if i >= start:
+                stage = name
+        out[stage] += float(duration)
+    return {k: round(v, 1) for k, v in out.items()}
+
+
+def _cpu_model() -> str:
+    info = Path("/proc/cpuinfo")
+    models = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+              if line.startswith("model name")] if info.exists() else []
+    return models[0] if models else "unknown"
+
+
+def keep_record(stem: str, *, commit: str | None = None, extra_seconds: Mapping[str, float] | None = None,
+                root: Path = ROOT, environment: Sequence[str] = ()) -> Path:
+    """Keep ``book/results/<stem>.json`` of a full-profile run as ``results/full/<stem>.json`` with its provenance.
+
+    Adds library versions, CPU model and count, the seconds per stage of the executed notebook
+    (:data:`STAGE_MARKERS`) plus ``extra_seconds`` (stages outside the notebook, such as installing
+    wheels), and the values of the named ``environment`` variables. ``commit`` replaces the run's
+    commit where the machine had no git checkout (the device machine gets a copy of the working tree):
+    the caller names the clean commit the copy was made from. Raises ValueError when the run was not
+    at the full profile or its commit is not clean.
+    """
+    from importlib import metadata
+
+    root = Path(root)
+    record = json.loads((root / "book" / "results" / f"{stem}.json").read_text())
+    meta = record["meta"]
+    if meta["profile"] != "full":
+        raise ValueError(f"{stem}: profile {meta['profile']!r}, not 'full'")
+    if commit is not None:
+        if meta["git_commit"] not in ("unknown", commit):
+            raise ValueError(f"{stem}: the run names commit {meta['git_commit']}, not {commit}")
+        meta["git_commit"] = commit
+        meta["git_commit_from"] = "the caller (no git checkout on the machine that ran it)"
+    if str(meta["git_commit"]).endswith("-dirty") or meta["git_commit"] == "unknown":
+        raise ValueError(f"{stem}: commit {meta['git_commit']!r} is not a clean commit")
+    names = ("numpy", "torch", "zuko", "scipy", "pandas", "pythia8mc", "papermill")
+    meta["versions"] = {}
+    for name in names:
+        try:
+            meta["versions"][name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            meta["versions"][name] = "not installed"
+    meta["cpu_count"] = os.cpu_count()
+    meta["cpu_model"] = _cpu_model()
+    executed = root / "book" / "executed" / f"{stem}.ipynb"
+    if stem in STAGE_MARKERS and executed.exists():
+        stages = dict(extra_seconds or {})
+        stages.update(stage_seconds(json.loads(executed.read_text()), STAGE_MARKERS[stem]))
+        meta["seconds_by_stage"] = stages
+    if environment:
+        meta["environment"] = {k: os.environ.get(k, "") for k in environment}
+    out = root / "results" / "full" / f"{stem}.json"
+    atomic_write_text(out, json.dumps(record, indent=1, sort_keys=True))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m posteval.full_scale keep STEM [--commit SHA] [--seconds NAME=S ...] [--env NAME ...]``."""
+    parser = argparse.ArgumentParser(prog="python -m posteval.full_scale", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_keep = sub.add_parser("keep", help="keep book/results/STEM.json as results/full/STEM.json with provenance")
+    p_keep.add_argument("stem")
+    p_keep.add_argument("--commit", help="the clean commit the run's working tree was copied from")
+    p_keep.add_argument("--seconds", action="append", default=[], metavar="NAME=S",
+                        help="seconds of a stage outside the notebook")
+    p_keep.add_argument("--env", action="append", default=[], metavar="NAME", help="an environment variable to keep")
+    args = parser.parse_args(argv)
+    try:
+        extra = {}
+        for item in args.seconds:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"--seconds {item!r}: expected NAME=SECONDS")
+            extra[name] = round(float(value), 1)
+        out = keep_record(args.stem, commit=args.commit, extra_seconds=extra, environment=args.env)
+    except (ValueError, OSError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    meta = json.loads(out.read_text())["meta"]
+    print(f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {meta['seconds']} s on {meta['device']}, "
+          f"commit {meta['git_commit']}, stages {meta.get('seconds_by_stage')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

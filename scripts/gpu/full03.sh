@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Chapter 3 at full scale in one command on one GPU machine (an H200 with 16 cores), rehearsed on a CPU.
+#
+#   bash scripts/gpu/full03.sh --commit SHA [--rehearse] [--set KEY=VALUE ...]
+#
+# 1. installs the wheels carried in .whl/ (if that folder exists) into /tmp/site: the GPU machine has
+#    torch, numpy, scipy, pandas, matplotlib, seaborn, h5py but not pythia8mc, fastjet, awkward, vector,
+#    zuko, papermill, ipykernel or jupytext (scripts/gpu/wheels.sh downloads them here);
+# 2. runs the chapter with the book's own runner, `python -m posteval.book run 03 --profile full`
+#    (papermill, params/full/03_top_quark.yaml): generation on 16 processes, 5 seeds x 6 models trained
+#    side by side on the one GPU (train_workers processes), sampling, every protocol and physics number;
+# 3. keeps the record as results/full/03_top_quark.json with its provenance and the seconds of each
+#    stage (`python -m posteval.full_scale keep`), and copies it, the executed notebook and the log to
+#    $OUT when that is set (the folder the device machine hands back).
+#
+# --commit names the clean commit the working tree was copied from (the device machine gets a copy of
+# the files, without .git); where git is there it must be HEAD of a clean checkout.
+# --rehearse: the same script and code path on a CPU at a size that runs here in minutes (every
+# change is listed in the record's meta.overrides, so such a record is never labelled "at full scale").
+# myst_nb (the Sphinx side of glue) is not on the GPU machine: where it is missing, a stub whose glue()
+# does nothing stands in (/tmp/posteval_stub); glue only feeds the HTML book, built later from the record.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+COMMIT=""
+SETS=()
+REHEARSE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --commit) COMMIT="${2:?--commit needs a SHA}"; shift ;;
+    --rehearse) REHEARSE=1 ;;
+    --set) SETS+=(--set "${2:?--set needs KEY=VALUE}"); shift ;;
+    *) echo "error: unknown option $1 (expected --commit SHA, --rehearse or --set KEY=VALUE)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if git rev-parse HEAD >/dev/null 2>&1; then
+  HEAD=$(git rev-parse HEAD)
+  if [ -n "$COMMIT" ] && [ "$COMMIT" != "$HEAD" ]; then
+    echo "error: --commit $COMMIT is not HEAD ($HEAD)" >&2; exit 2
+  fi
+  if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+    echo "error: the checkout has uncommitted changes; the record must name a clean commit" >&2; exit 1
+  fi
+  COMMIT=$HEAD
+elif [ -z "$COMMIT" ]; then
+  echo "error: no git checkout here: name the commit this tree was copied from with --commit SHA" >&2; exit 2
+fi
+if [ "$REHEARSE" = 1 ]; then
+  # CPU sizes: the ci profile's data, splits and model widths, the full profile's seeds and samples.
+  SETS=(--set device=cpu --set n_generated=40000 --set n_workers=2 --set other_mode_events=2000
+        --set train_workers=2 --set threads=1
+        --set 'splits={train: 0.6, val: 0.1, calib: 0.1, test: 0.2}'
+        --set 'encoder={width: 32, heads: 4, self_layers: 2, class_layers: 1, ff_hidden: 64, embed_hidden: 64, context_dim: 16, context_hidden: 32, dropout: 0.0}'
+        --set training.max_seconds=30 ${SETS[@]+"${SETS[@]}"})
+fi
+if [ -z "${PY:-}" ]; then PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/python; fi
+export PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
+export POINTWISE_CACHE=${POINTWISE_CACHE:-$PWD/data_cache}
+t0=$(date +%s.%N)
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+"$PY" -c "import posteval" 2>/dev/null || export PYTHONPATH=$PWD/lib${PYTHONPATH:+:$PYTHONPATH}
+if ! "$PY" -c "import myst_nb" 2>/dev/null; then
+  mkdir -p /tmp/posteval_stub/myst_nb
+  printf '"""Stand-in for myst_nb where Sphinx is not installed: glue() does nothing."""\n\n\ndef glue(name, variable, display=True):\n    return None\n' \
+    > /tmp/posteval_stub/myst_nb/__init__.py
+  export PYTHONPATH=/tmp/posteval_stub:$PYTHONPATH
+fi
+t1=$(date +%s.%N)
+"$PY" -c "import torch, posteval; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+"$PY" -m posteval.book run 03 --profile full ${SETS[@]+"${SETS[@]}"}
+t2=$(date +%s.%N)
+INSTALL=$("$PY" -c "print(round($t1 - $t0, 1))")
+RUNNER=$("$PY" -c "print(round($t2 - $t1, 1))")
+"$PY" -m posteval.full_scale keep 03_top_quark --commit "$COMMIT" --seconds "install=$INSTALL" \
+  --seconds "runner, whole chapter=$RUNNER" --env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE --env CUBLAS_WORKSPACE_CONFIG
+if [ -n "${OUT:-}" ]; then
+  cp results/full/03_top_quark.json "$OUT/03_top_quark.json"
+  cp book/executed/03_top_quark.ipynb "$OUT/03_top_quark.executed.ipynb"
+fi
