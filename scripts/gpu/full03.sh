@@ -57,10 +57,12 @@ if [ -z "${PY:-}" ]; then PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/py
 export PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
 export POINTWISE_CACHE=${POINTWISE_CACHE:-$PWD/data_cache}
 t0=$(date +%s.%N)
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+NEEDED="import papermill, ipykernel, jupytext, zuko, pythia8mc, fastjet, awkward, vector"
+if ! "$PY" -c "$NEEDED" 2>/dev/null && [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
+"$PY" -c "$NEEDED" || { echo "error: $PY lacks a package the chapter needs (carry its wheel in .whl/)" >&2; exit 1; }
 "$PY" -c "import posteval" 2>/dev/null || export PYTHONPATH=$PWD/lib${PYTHONPATH:+:$PYTHONPATH}
 if ! "$PY" -c "import myst_nb" 2>/dev/null; then
   mkdir -p /tmp/posteval_stub/myst_nb
