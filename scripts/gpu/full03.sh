@@ -46,12 +46,14 @@ elif [ -z "$COMMIT" ]; then
   echo "error: no git checkout here: name the commit this tree was copied from with --commit SHA" >&2; exit 2
 fi
 if [ "$REHEARSE" = 1 ]; then
-  # CPU sizes: the ci profile's data, splits and model widths, the full profile's seeds and samples.
+  # CPU sizes: the ci profile's data, splits, model widths and heads, the full profile's seeds, samples
+  # and training settings (a 20 s net per model).
   SETS=(--set device=cpu --set n_generated=40000 --set n_workers=2 --set other_mode_events=2000
         --set train_workers=2 --set threads=1
         --set 'splits={train: 0.6, val: 0.1, calib: 0.1, test: 0.2}'
         --set 'encoder={width: 32, heads: 4, self_layers: 2, class_layers: 1, ff_hidden: 64, embed_hidden: 64, context_dim: 16, context_hidden: 32, dropout: 0.0}'
-        --set training.max_seconds=30 ${SETS[@]+"${SETS[@]}"})
+        --set 'heads={transformer_mse: {hidden: 64}, transformer_mmd: {hidden: 64, mmd_weight: 1.0, bandwidths: [0.1, 0.3, 1.0, 3.0]}, flow: {transforms: 4, hidden: [64, 64], bins: 8, bound: 5.0}, cfm: {hidden: 64, layers: 3, steps: 16}}'
+        --set training.max_seconds=20 ${SETS[@]+"${SETS[@]}"})
 fi
 if [ -z "${PY:-}" ]; then PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/python; fi
 export PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8 TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1
