@@ -78,7 +78,7 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 INSTALL=$("$PY" -c "print(round($t1 - $t0, 1))")
 RUNNER=$("$PY" -c "print(round($t2 - $t1, 1))")
-"$PY" -m posteval.full_scale keep 03_top_quark --commit "$COMMIT" --seconds "install=$INSTALL" \
+"$PY" -m posteval.full_scale keep 03_top_quark --commit "$COMMIT" --seconds "install and import checks=$INSTALL" \
   --seconds "runner, whole chapter=$RUNNER" --env TORCH_ALLOW_TF32_CUBLAS_OVERRIDE --env CUBLAS_WORKSPACE_CONFIG
 if [ -n "${OUT:-}" ]; then
   cp results/full/03_top_quark.json "$OUT/03_top_quark.json"
