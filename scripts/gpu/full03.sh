@@ -13,8 +13,9 @@
 #    stage (`python -m posteval.full_scale keep`), and copies it, the executed notebook and the log to
 #    $OUT when that is set (the folder the device machine hands back).
 #
-# --commit names the clean commit the working tree was copied from (the device machine gets a copy of
-# the files, without .git); where git is there it must be HEAD of a clean checkout.
+# --commit names the clean commit the working tree was copied from; where git works here it must be HEAD
+# of a clean checkout. The device machine's copy of the files carries a .git of an older commit: run it
+# there with GIT_DIR=/nonexistent, so that --commit alone names the source.
 # --rehearse: the same script and code path on a CPU at a size that runs here in minutes (every
 # change is listed in the record's meta.overrides, so such a record is never labelled "at full scale").
 # myst_nb (the Sphinx side of glue) is not on the GPU machine: where it is missing, a stub whose glue()
@@ -63,6 +64,9 @@ NEEDED="import papermill, ipykernel, jupytext, zuko, pythia8mc, fastjet, awkward
 if ! "$PY" -c "$NEEDED" 2>/dev/null && [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  # pip --target puts a wheel's data files under /tmp/site/share: Pythia's settings (xmldoc) are found
+  # there only through PYTHIA8DATA ("PYTHIA Abort from Pythia::Pythia: settings unavailable" otherwise)
+  [ -d /tmp/site/share/Pythia8/xmldoc ] && export PYTHIA8DATA=/tmp/site/share/Pythia8/xmldoc
 fi
 "$PY" -c "$NEEDED" || { echo "error: $PY lacks a package the chapter needs (carry its wheel in .whl/)" >&2; exit 1; }
 "$PY" -c "import posteval" 2>/dev/null || export PYTHONPATH=$PWD/lib${PYTHONPATH:+:$PYTHONPATH}
