@@ -42,7 +42,8 @@ def chromium_executable() -> str:
 
 
 def print_page(html: Path, pdf: Path, *, exe: str, profile: Path) -> None:
-    """One HTML page to one PDF; an error names the page."""
+    """One HTML page to one PDF; an error names the page. Relative paths are taken from the current folder."""
+    html, pdf, profile = Path(html).resolve(), Path(pdf).resolve(), Path(profile).resolve()
     proc = subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", f"--print-to-pdf={pdf}", html.as_uri()],
                           capture_output=True, text=True, timeout=180)
     if not pdf.is_file() or pdf.stat().st_size == 0:
@@ -96,7 +97,7 @@ def build(html_dir: Path, out: Path, *, toc_file: Path = ROOT / "_toc.yml", conf
     """Print every page of the book in ``html_dir`` and merge them into ``out``; returns ``out``."""
     from pypdf import PdfReader, PdfWriter
 
-    html_dir, out = Path(html_dir), Path(out)
+    html_dir, out = Path(html_dir).resolve(), Path(out).resolve()  # `make pdf` passes _build/html
     docs = pages(toc_file)
     missing = [d for d in docs if not (html_dir / f"{d}.html").is_file()]
     if missing:

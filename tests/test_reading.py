@@ -487,3 +487,23 @@ def test_the_pdf_has_every_chapter_and_figure(built_site, pdf):
     missing = [n for n in numbers if n not in text]
     assert numbers and not missing, f"figure numbers of the HTML not in the PDF: {missing}"
     assert not [u for u in links if u.startswith("file:")], "links to this machine's files in the PDF"
+
+
+def test_make_pdf_takes_the_relative_paths_of_the_makefile(tmp_path, monkeypatch):
+    """`make pdf` passes `--html _build/html`: a relative page is printed from its absolute file URI
+    (Path.as_uri() refuses a relative path), and a missing page is named, not a ValueError."""
+    log = tmp_path / "args.txt"
+    fake = tmp_path / "chromium"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "' + str(log) + '"\n'
+                    'for a in "$@"; do case "$a" in --print-to-pdf=*) printf "%%PDF" > "${a#--print-to-pdf=}";; esac; done\n')
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "_build" / "html").mkdir(parents=True)
+    (tmp_path / "_build" / "html" / "index.html").write_text("<html><title>t</title></html>")
+    module = _book_pdf()
+    module.print_page(Path("_build/html/index.html"), Path("page.pdf"), exe=str(fake), profile=Path("profile"))
+    args = log.read_text().split()
+    assert (tmp_path / "_build" / "html" / "index.html").as_uri() in args
+    assert f"--print-to-pdf={tmp_path / 'page.pdf'}" in args
+    with pytest.raises(SystemExit, match="pages not built in"):
+        module.main(["--html", "_build/html", "--out", "_build/pdf/book.pdf"])

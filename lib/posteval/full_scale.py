@@ -19,7 +19,7 @@ import pandas as pd
 from .book import ROOT, atomic_write_text
 
 __all__ = ["VERDICT_PREFIXES", "load_full_record", "provenance_line", "overrides_table", "shrunk_line",
-           "verdicts_side_by_side", "resolved_only_at_full", "is_at_full_scale", "stage_seconds", "keep_record"]
+           "verdicts_side_by_side", "resolved_only_at_full", "is_at_full_scale", "stage_seconds", "stage_line", "keep_record"]
 
 VERDICT_PREFIXES = ("claim.", "best.", "target_word.")
 _REQUIRED_META = ("profile", "git_commit", "device", "seconds", "parameters", "versions")
@@ -184,6 +184,28 @@ def stage_seconds(notebook: Mapping, markers: Sequence[tuple[str, str]]) -> dict
                 stage = name
         out[stage] += float(duration)
     return {k: round(v, 1) for k, v in out.items()}
+
+
+WHOLE_RUN = "runner, whole chapter"  # the key of keep_record's stages that holds the chapter's whole run
+
+
+def stage_line(record: Mapping, stem: str = "03_top_quark") -> str:
+    """The record's seconds per stage as one phrase, in the order they ran, and the whole run's seconds.
+
+    >>> stage_line({"meta": {"seconds_by_stage": {"generation": 70.2, "install and import checks": 12.0,
+    ...            "protocol and physics": 90.0, "set-up": 9.6, "training and sampling": 200.0, WHOLE_RUN: 375.0}}})
+    'install and import checks 12 s, set-up 10 s, generation 70 s, training and sampling 200 s, protocol and physics 90 s (387 s in all)'
+    >>> stage_line({"meta": {}})
+    'not recorded'
+    """
+    stages = dict(record["meta"].get("seconds_by_stage") or {})
+    if not stages:
+        return "not recorded"
+    whole = stages.pop(WHOLE_RUN, None)
+    ran = ["install and import checks", "set-up", *(name for name, _ in STAGE_MARKERS.get(stem, ()))]
+    order = [k for k in ran if k in stages] + sorted(k for k in stages if k not in ran)
+    text = ", ".join(f"{k} {stages[k]:,.0f} s" for k in order)
+    return text + (f" ({whole + stages.get('install and import checks', 0.0):,.0f} s in all)" if whole is not None else "")
 
 
 def _cpu_model() -> str:
