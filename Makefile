@@ -2,6 +2,7 @@
 #   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise) and split chapters
 #               2-4 into pages (lib/posteval/pages.py), build _build/html
 #   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
+#   make test-fast   the inner loop: every test that executes no chapter (page checks on the reference notebooks)
 #   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
 #   make pdf    the whole book as one PDF from the built HTML (headless Chromium): _build/pdf/pointwise-metrics-mislead.pdf
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 MATHJAX := vendor/mathjax/tex-mml-chtml.js
 MATHJAX_VERSION := 3.2.2
 
-.PHONY: book test test-other-machine setup html pdf clean chromium lab
+.PHONY: book test test-fast test-other-machine setup html pdf clean chromium lab
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -56,6 +57,11 @@ test: setup chromium
 	$(PY) -m pytest chapters tests -n 2 --dist loadfile --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=900 -p no:cacheprovider \
 	  -o console_output_style=classic --durations=40
+
+# The inner loop: every test that executes no chapter (unit tests, doctests, pairing, the book, HTML, PDF and
+# JupyterLab checks built from the committed reference notebooks); `make test` adds the chapters' execution.
+test-fast: setup chromium
+	$(PY) -m pytest tests -n 2 --dist loadfile -p no:cacheprovider -o console_output_style=classic --durations=15
 
 # Numbers from training differ between x86 machines because torch and MKL pick other kernels per
 # CPU. The chapters therefore choose the portable ones (posteval.book.PORTABLE_KERNELS: ATen's
