@@ -1,7 +1,9 @@
 # Two entry points on a fresh machine:
-#   make book   set up .venv, execute every chapter (profile full with CUDA, ci otherwise) and split chapters
-#               2-4 into pages (lib/posteval/pages.py), build _build/html
-#   make test   set up .venv, run the whole test suite (unit tests, nbval, pairing, book build, screenshot)
+#   make book   set up .venv, execute every chapter once with papermill (profile full with CUDA, ci otherwise;
+#               PROFILE=ci|full chooses), split chapters 2-4 into pages (lib/posteval/pages.py), build
+#               _build/html with -W and the PDF
+#   make test   `make book PROFILE=ci` (each chapter executed once), then the whole suite on what it made: the
+#               executed chapters against their references (nbval's rules), the HTML, PDF and JupyterLab checks
 #   make test-fast   the inner loop: every test that executes no chapter (page checks on the reference notebooks)
 #   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
@@ -13,6 +15,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MATHJAX := vendor/mathjax/tex-mml-chtml.js
 MATHJAX_VERSION := 3.2.2
+# the profile `make book` executes the chapters at: auto (full with CUDA, ci otherwise), ci or full
+PROFILE ?= auto
+# more arguments for the runner, e.g. RUN_ARGS="01 --set n_eval=20000"
+RUN_ARGS ?=
+# the book this Makefile builds is the one in its own folder (posteval.paths), wherever the package lies
+export POSTEVAL_BOOK_ROOT := $(CURDIR)
 
 .PHONY: book test test-fast test-other-machine setup html pdf clean chromium lab
 
@@ -35,7 +43,7 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
 book: setup
-	$(PY) -m posteval.book run --profile auto
+	$(PY) -m posteval.book run --profile $(PROFILE) $(RUN_ARGS)
 	$(MAKE) html
 	$(MAKE) pdf
 
@@ -50,13 +58,15 @@ pdf: setup chromium
 	test -f _build/html/index.html || $(MAKE) html
 	$(PY) _ext/book_pdf.py --html _build/html --out _build/pdf/pointwise-metrics-mislead.pdf
 
-# Two pytest workers (pytest-xdist): each file (a chapter's notebook, a test module) runs whole on one
-# of them, files with the most tests first (xdist's default --loadscope-reorder): the chapters start after
-# the largest test modules (the input probe, the reading and HTML checks) and share the two cores with them.
+# One execution path: `make book` at the ci profile executes every chapter once (papermill, the runner users
+# run) and builds the HTML (-W) and the PDF from those executed chapters; the suite then checks what it made
+# (--built-book): each executed chapter against its reference by nbval's rules (tests/nbcompare.py), the pages,
+# the PDF and JupyterLab, and every test that executes no chapter, on two pytest workers (pytest-xdist).
+# scripts/cpu_seconds.py prints the CPU-seconds (user + sys) and the hypervisor's steal time of each step.
 test: setup chromium
-	$(PY) -m pytest chapters tests -n 2 --dist loadfile --nbval --nbval-current-env \
-	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=900 -p no:cacheprovider \
-	  -o console_output_style=classic --durations=40
+	$(PY) scripts/cpu_seconds.py "make book (profile ci)" $(MAKE) book PROFILE=ci RUN_ARGS=
+	$(PY) scripts/cpu_seconds.py "pytest --built-book" $(PY) -m pytest tests -n 2 --dist loadfile --built-book \
+	  -p no:cacheprovider -o console_output_style=classic --durations=25
 
 # The inner loop: every test that executes no chapter (unit tests, doctests, pairing, the book, HTML, PDF and
 # JupyterLab checks built from the committed reference notebooks); `make test` adds the chapters' execution.

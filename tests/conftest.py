@@ -49,14 +49,49 @@ def replicated_measurements(means, *, n=2000, seed=0, n_boot=300, seeds=(0, 1, 2
                                               lambda m: [replicate_row(m, r) for r in seeds], list(means), **kwargs)
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """The book built with -W from the reference notebooks, in a scratch copy of the tree.
+def pytest_addoption(parser):
+    parser.addoption(
+        "--built-book", action="store_true", default=False,
+        help="check the book `make book` has just built (book/executed/, _build/html, _build/pdf) instead of "
+             "building one from the committed reference notebooks (`make test` passes it; `make test-fast` does not)")
 
-    The reference notebooks chapters/NN_name.ipynb stand in for the executed chapters
-    book/executed/NN_name.ipynb that `make book` renders, split into their pages as the runner splits
+
+def built_book_mode(config) -> bool:
+    """True under `make test`: the page checks see what `make book` executed and built."""
+    return bool(config.getoption("--built-book"))
+
+
+def _check_built_book() -> Path:
+    """The HTML `make book` built from the chapters it executed, after checking that every chapter was executed."""
+    html = book.ROOT / "_build" / "html"
+    missing = [f"book/executed/{src.stem}.ipynb" for src in book.chapter_sources()
+               if not (book.ROOT / "book" / "executed" / f"{src.stem}.ipynb").exists()]
+    assert not missing, f"--built-book: {missing} not executed (make book)"
+    assert (html / "index.html").exists(), "--built-book: _build/html/index.html missing (make book)"
+    return html
+
+
+@pytest.fixture(scope="session")
+def executed_chapters(request, built_site) -> Path:
+    """The folder of the whole executed chapters the built HTML was made from: `make book`'s book/executed/
+    under --built-book, else the reference notebooks' copies in the scratch site."""
+    if built_book_mode(request.config):
+        return book.ROOT / "book" / pages.EXECUTED.name
+    return built_site.parent.parent / "book" / pages.EXECUTED.name
+
+
+@pytest.fixture(scope="session")
+def built_site(request, tmp_path_factory):
+    """The built HTML book the page checks read.
+
+    Under ``--built-book`` (``make test``): ``_build/html``, which ``make book`` has just built with -W from the
+    chapters it executed (book/executed/NN_name.ipynb). Otherwise (``make test-fast``): the book built with -W
+    from the reference notebooks, in a scratch copy of the tree: the reference notebooks
+    chapters/NN_name.ipynb stand in for the executed chapters, split into their pages as the runner splits
     them (posteval.pages); execution is off, so this costs a few seconds.
     """
+    if built_book_mode(request.config):
+        return _check_built_book()
     root = book.ROOT
     site = tmp_path_factory.mktemp("site")
     for name in ("_config.yml", "_toc.yml"):

@@ -348,3 +348,18 @@ def test_seed_everything_refuses_kernels_chosen_before_it():
     out = _fresh_python("import torch\nfrom posteval.book import seed_everything\ntorch.ones(3).exp()\n"
                         "torch.backends.cpu.get_cpu_capability()\nseed_everything(0)")
     assert out.returncode != 0 and "before the first torch operation" in out.stderr
+
+
+def test_the_runner_estimates_a_chapter_from_its_last_run(tmp_path):
+    """The book's progress bar counts each chapter's seconds of its last run at the same profile here, else
+    (at ci) its last reference run, else nothing."""
+    results, kept = tmp_path / "results", tmp_path / "ci_seconds.json"
+    results.mkdir()
+    (results / "99_tiny.json").write_text(json.dumps({book.META: {"profile": "ci", "seconds": 12.5}}))
+    assert book.estimated_seconds("99_tiny", "ci", results, kept) == 12.5
+    assert book.estimated_seconds("99_tiny", "full", results, kept) is None
+    book.keep_reference_seconds({"98_other": 30.04}, kept)
+    assert book.estimated_seconds("98_other", "ci", results, kept) == 30.0
+    assert book.estimated_seconds("97_never", "ci", results, kept) is None
+    (results / "97_never.json").write_text("{not json")
+    assert book.estimated_seconds("97_never", "ci", results, kept) is None

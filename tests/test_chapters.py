@@ -1,8 +1,9 @@
 """The chapters as a book: source/notebook pairs in sync, the table of contents complete,
-a clean -W build of the reference notebooks, and the built page checked in headless Chromium.
+a clean -W build (under `make test` the one `make book` made from the chapters it executed, under
+`make test-fast` one of the reference notebooks), and the built page checked in headless Chromium.
 
-nbval (run on chapters/*.ipynb in the same pytest call) re-executes every chapter once and
-compares with these reference outputs, so the book built here shows what the code produces.
+`make test` executes every chapter once (`make book`, papermill) and compares each executed chapter with these
+reference outputs by nbval's rules (tests/test_executed_chapters.py), so the reference shows what the code produces.
 """
 
 import json
@@ -49,8 +50,9 @@ def test_pair_in_sync_and_executed(source):
 
 @pytest.mark.parametrize("source", SOURCES, ids=[s.stem for s in SOURCES])
 def test_no_cell_relies_on_a_trailing_semicolon(source):
-    """nbval executes cells without storing them in the history, and IPython then ignores a
-    trailing ';': the silenced value would appear as an output the reference does not have."""
+    """A cell ending with ';' relies on IPython's history to silence its value: a kernel that executes
+    cells without storing them there (nbval's, a client of its own) shows the value, which the reference does
+    not have. The chapters assign instead."""
     ends = [i for i, (kind, src) in enumerate(_cells_md(source))
             if kind == "code" and src.splitlines() and src.splitlines()[-1].rstrip().endswith(";")]
     assert not ends, f"{source.name}: cells {ends} (all cells counted) end with ';': write '_ = ...'"

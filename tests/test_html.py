@@ -3,8 +3,8 @@ figure; every chapter (on one of its pages) has figures, hides its plumbing cell
 another page of the book, as every page outside the chapters does; no raw LaTeX is left in the
 text once MathJax has run (the DOM as headless Chromium renders it).
 
-The book is built once per session from the committed reference notebooks (`built_site` in
-conftest.py); each page is rendered once by Chromium. Failures name the page and the property.
+The pages are those `make book` built from the chapters it executed under `make test`, or a book built from
+the committed reference notebooks under `make test-fast` (`built_site` in conftest.py); each page is rendered once by Chromium. Failures name the page and the property.
 """
 
 import re

@@ -1,7 +1,8 @@
-"""What nbval compares exactly must not depend on the machine, and what must not change is compared.
+"""What the comparison of executed chapters checks exactly must not depend on the machine, and what must
+not change is compared.
 
-nbval re-executes every chapter (make test) and compares each cell's outputs with the reference
-notebook, after rounding floats (tests/nbval_sanitize.cfg). Numbers that come from training
+`make test` executes every chapter once (`make book`) and compares each cell's outputs with the reference
+notebook by nbval's rules (tests/test_executed_chapters.py), after rounding floats (tests/nbval_sanitize.cfg). Numbers that come from training
 differ between x86 machines (other torch/MKL kernels), so cells that show them are tagged
 ``nbval-ignore-output``: they are executed (an error still fails) but their digits are not
 compared. Whether they are tagged well is checked by running the suite under other kernels

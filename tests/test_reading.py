@@ -1,5 +1,6 @@
-"""The built book reads as a book at 1,280 px (issue 28), checked on the pages `make test` builds
-from the reference notebooks (`built_site` in conftest.py):
+"""The built book reads as a book at 1,280 px (issue 28), checked on the pages of the built book
+(`built_site` in conftest.py: under `make test` the HTML and PDF `make book` made from the chapters it executed;
+under `make test-fast` a book built from the reference notebooks):
 
 * one number format in the prose: no "nan", "NaN", "inf", claim keys ("claim.rmse...") or
   e-notation ("2.0e-02") outside code and math;
@@ -378,7 +379,7 @@ def source_link_problems(site: Path, doc: str) -> list[str]:
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_id)
-def test_every_page_links_its_source_and_downloads(built_site, doc):
+def test_every_page_links_its_source_and_downloads(built_site, executed_chapters, doc):
     assert source_link_problems(built_site, doc) == [], _id(doc)
     if doc in CHAPTER_OF:
         chapter = _id(CHAPTERS[CHAPTER_OF[doc]][0])  # a sub-page links its chapter's files
@@ -387,9 +388,8 @@ def test_every_page_links_its_source_and_downloads(built_site, doc):
         assert md.get_text() == f"chapters/{chapter}.md"
         assert (built_site / f"{doc}.html").parent.joinpath(md["href"]).read_bytes() == (
             book.ROOT / "chapters" / f"{chapter}.md").read_bytes(), "the linked .md is not the chapter's source"
-        # built_site's executed chapters are the reference notebooks
         assert ipynb.get_text() == ".ipynb" and (built_site / f"{doc}.html").parent.joinpath(ipynb["href"]).read_bytes() == (
-            book.ROOT / "chapters" / f"{chapter}.ipynb").read_bytes(), "the .ipynb offered is not the whole executed chapter"
+            executed_chapters / f"{chapter}.ipynb").read_bytes(), "the .ipynb offered is not the whole executed chapter"
 
 
 def test_the_source_link_check_flags_a_page_without_them(tmp_path):
@@ -460,12 +460,17 @@ def _book_pdf():
 
 
 @pytest.fixture(scope="module")
-def pdf(built_site, tmp_path_factory):
-    """The book's PDF made from the built site as `make pdf` makes it: (text of every page, outline
-    titles, link targets)."""
+def pdf(request, built_site, tmp_path_factory):
+    """The book's PDF: (text of every page, outline titles, link targets). Under --built-book (`make test`) the
+    one `make pdf` made from `make book`'s HTML; otherwise made from the reference-built site as `make pdf` makes it."""
+    from conftest import built_book_mode
     from pypdf import PdfReader
 
-    out = _book_pdf().build(built_site, tmp_path_factory.mktemp("pdf") / PDF_NAME)
+    if built_book_mode(request.config):
+        out = book.ROOT / "_build" / "pdf" / PDF_NAME
+        assert out.exists(), f"make pdf did not leave {out.relative_to(book.ROOT)}"
+    else:
+        out = _book_pdf().build(built_site, tmp_path_factory.mktemp("pdf") / PDF_NAME)
     assert (built_site / PDF_NAME).read_bytes() == out.read_bytes(), "the PDF is not copied into the HTML output"
     reader = PdfReader(out)
     links = [str(a.get_object()["/A"].get("/URI", "")) for page in reader.pages for a in page.get("/Annots", [])

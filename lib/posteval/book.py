@@ -48,8 +48,8 @@ from pathlib import Path
 
 from . import numformat
 from .parameters import PROFILES, parameter_problem
+from .paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 BOOK = ROOT / "book"
 PARAMS = ROOT / "params"
@@ -556,13 +556,20 @@ def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
     return params, changed
 
 
+#: A chapter's time limit at each profile, in seconds: papermill stops a cell that runs longer (a chapter
+#: whose work is one cell is then stopped as a whole). At ci a chapter should finish in a third of it on a
+#: loaded 2-core machine; the full profile's chapters are bounded by their own sizes and nets.
+TIMEOUT_S = {"ci": 3600, "full": None}
+
+
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3",
-                overrides: dict | None = None) -> dict:
+                overrides: dict | None = None, progress: bool = False) -> dict:
     """Execute one chapter with papermill into ``out_dir/executed/`` (the whole chapter), write its
     results JSON into ``out_dir/results/`` and its HTML pages into ``out_dir`` (:func:`posteval.pages.write_pages`).
 
     ``overrides`` (from ``parse_overrides``) change single parameters of the profile; the record's
-    metadata lists them under ``overrides`` with the values they replaced.
+    metadata lists them under ``overrides`` with the values they replaced. ``progress`` shows papermill's bar
+    of the chapter's cells (cells done / total) on stderr.
     Returns the results dictionary: the recorded numbers, and the run's metadata under `META`.
     Raises ValueError before executing anything when the parameters do not fit the chapter, and
     after writing the notebook and JSON when ``_toc.yml`` lists other pages than the chapter makes.
@@ -596,7 +603,8 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
                 parameters=params,
                 cwd=str(source.parent),
                 kernel_name=kernel_name,
-                progress_bar=False,
+                progress_bar=progress,
+                execution_timeout=TIMEOUT_S.get(profile),
                 log_output=False,
                 config=_ipc_kernels(),
             )
@@ -652,6 +660,42 @@ def make_reference(source: Path, timeout: int = 1800) -> Path:
     return out
 
 
+SECONDS_FILE = ROOT / "results" / "ci_seconds.json"  # each chapter's seconds in its last reference run
+
+
+def estimated_seconds(stem: str, profile: str, results_dir: Path = RESULTS, kept: Path = SECONDS_FILE) -> float | None:
+    """How long a chapter is expected to run: its last run here at the same profile (``book/results/NN.json``),
+    else, at ci, its last reference run (``results/ci_seconds.json``), else at full the kept record
+    ``results/full/NN.json``; ``None`` when nothing was recorded."""
+    candidates = [results_dir / f"{stem}.json", ROOT / "results" / "full" / f"{stem}.json"]
+    for path in candidates:
+        try:
+            meta = json.loads(path.read_text())[META]
+        except (OSError, ValueError, KeyError):
+            continue
+        if meta.get("profile") == profile and meta.get("seconds"):
+            return float(meta["seconds"])
+    if profile == "ci":
+        try:
+            return float(json.loads(kept.read_text())["seconds"][stem])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+    return None
+
+
+def keep_reference_seconds(seconds: dict[str, float], kept: Path = SECONDS_FILE) -> None:
+    """Store each chapter's seconds of a reference run in ``results/ci_seconds.json`` (the estimates of a fresh clone)."""
+    try:
+        data = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        data = {}
+    data.setdefault("seconds", {}).update({k: round(v, 1) for k, v in seconds.items()})
+    data["what"] = ("seconds of each chapter's last reference run (python -m posteval.book reference), "
+                    "the runner's estimate where this machine has run the chapter at ci never")
+    data["machine"] = f"{os.cpu_count()} CPUs, {device_name()}"
+    atomic_write_text(kept, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 def default_profile() -> str:
     """``full`` when a CUDA device is visible, else ``ci``."""
     return "full" if device_name().startswith("cuda") else "ci"
@@ -691,17 +735,30 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        bar = tqdm(sources, desc=f"chapters ({profile})", unit="chapter")
-        for src in bar:
+        estimates = {src.stem: estimated_seconds(src.stem, profile) for src in sources}
+        known = [v for v in estimates.values() if v]
+        fallback = sum(known) / len(known) if known else 60.0
+        # the book's bar counts estimated seconds (each chapter's last run): its rate is this machine's pace
+        # against those runs, and its time left the remaining chapters' estimates at that pace
+        bar = tqdm(total=round(sum(v or fallback for v in estimates.values())), desc=f"book ({profile})",
+                   unit="s est", position=0)
+        for src in sources:
+            expected = estimates[src.stem]
+            tqdm.write(f"{src.stem}: started; last run {expected:.0f} s" if expected else f"{src.stem}: started; no earlier run")
             bar.set_postfix_str(src.stem)
-            res = run_chapter(src, profile, overrides=overrides)
+            res = run_chapter(src, profile, overrides=overrides, progress=True)
+            bar.update(round(expected or fallback))
             n_numbers = len([k for k in res if k != META])
             tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s, {n_numbers} numbers -> book/results/{src.stem}.json")
+        bar.close()
     else:
+        seconds = {}
         for src in tqdm(sources, desc="reference notebooks", unit="chapter"):
             t0 = time.perf_counter()
             out = make_reference(src)
-            tqdm.write(f"{src.stem}: {time.perf_counter() - t0:.1f} s -> {out.relative_to(ROOT)}")
+            seconds[src.stem] = time.perf_counter() - t0
+            tqdm.write(f"{src.stem}: {seconds[src.stem]:.1f} s -> {out.relative_to(ROOT)}")
+        keep_reference_seconds(seconds)
     print(f"total {time.perf_counter() - total:.1f} s")
     return 0
 

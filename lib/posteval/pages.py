@@ -58,8 +58,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .lab import _HEADING, _LABEL, prose_lines
+from .paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 EXECUTED = BOOK / "executed"  # the whole executed chapters, book/executed/NN_name.ipynb
 TOC = ROOT / "_toc.yml"
