@@ -21,6 +21,8 @@ PROFILE ?= auto
 RUN_ARGS ?=
 # the book this Makefile builds is the one in its own folder (posteval.paths), wherever the package lies
 export POSTEVAL_BOOK_ROOT := $(CURDIR)
+# chapter 3's event files: the checkout's data_cache/ (the library's own default is the user's cache folder)
+export POINTWISE_CACHE ?= $(CURDIR)/data_cache
 
 .PHONY: book test test-fast test-other-machine setup html pdf clean chromium lab
 
@@ -65,13 +67,13 @@ pdf: setup chromium
 # scripts/cpu_seconds.py prints the CPU-seconds (user + sys) and the hypervisor's steal time of each step.
 test: setup chromium
 	$(PY) scripts/cpu_seconds.py "make book (profile ci)" $(MAKE) book PROFILE=ci RUN_ARGS=
-	$(PY) scripts/cpu_seconds.py "pytest --built-book" $(PY) -m pytest tests -n 2 --dist loadfile --built-book \
+	$(PY) scripts/cpu_seconds.py "pytest --built-book" $(PY) -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --built-book \
 	  -p no:cacheprovider -o console_output_style=classic --durations=25
 
 # The inner loop: every test that executes no chapter (unit tests, doctests, pairing, the book, HTML, PDF and
 # JupyterLab checks built from the committed reference notebooks); `make test` adds the chapters' execution.
 test-fast: setup chromium
-	$(PY) -m pytest tests -n 2 --dist loadfile -p no:cacheprovider -o console_output_style=classic --durations=15
+	$(PY) -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -o console_output_style=classic --durations=15
 
 # Numbers from training differ between x86 machines because torch and MKL pick other kernels per
 # CPU. The chapters therefore choose the portable ones (posteval.book.PORTABLE_KERNELS: ATen's

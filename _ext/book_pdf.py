@@ -12,9 +12,11 @@ root of the HTML output, where every page's download menu links it (``_ext/sourc
 
 import argparse
 import shutil
+import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -25,6 +27,7 @@ NAME = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["s
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--virtual-time-budget=20000", "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw"]
+PRINTERS = max(1, min(4, os.cpu_count() or 1))  # Chromium processes printing pages side by side
 
 
 def pages(toc_file: Path = ROOT / "_toc.yml") -> list[str]:
@@ -106,15 +109,18 @@ def build(html_dir: Path, out: Path, *, toc_file: Path = ROOT / "_toc.yml", conf
     writer = PdfWriter()
     with tempfile.TemporaryDirectory(prefix="book-pdf-") as tmp:
         tmp = Path(tmp)
-        for i, doc in enumerate(docs):
-            html = html_dir / f"{doc}.html"
-            part = tmp / f"{i:03d}.pdf"
-            print_page(html, part, exe=exe, profile=tmp / "profile")
+        parts = [tmp / f"{i:03d}.pdf" for i in range(len(docs))]
+        # the pages print side by side, one Chromium each with its own profile (a profile is locked by its
+        # browser); they are merged in the book's order
+        with ThreadPoolExecutor(max_workers=PRINTERS) as pool:
+            list(pool.map(lambda i: print_page(html_dir / f"{docs[i]}.html", parts[i], exe=exe,
+                                               profile=tmp / f"profile-{i}"), range(len(docs))))
+        for doc, part in zip(docs, parts):
             first = len(writer.pages)
             for page in PdfReader(part).pages:
                 _drop_local_links(page)
                 writer.add_page(page)
-            writer.add_outline_item(title=_title(html), page_number=first)
+            writer.add_outline_item(title=_title(html_dir / f"{doc}.html"), page_number=first)
     meta = yaml.safe_load(Path(config).read_text()) if Path(config).is_file() else {}
     writer.add_metadata({"/Title": str(meta.get("title", "")), "/Author": str(meta.get("author", ""))})
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ for _name, _value in book.PORTABLE_KERNELS.items():
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
+from filelock import FileLock  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
@@ -56,6 +57,19 @@ def pytest_addoption(parser):
              "building one from the committed reference notebooks (`make test` passes it; `make test-fast` does not)")
 
 
+#: the test modules that hold the suite's longest fixtures (Chromium over every page and the PDF; make book on
+#: a scratch book; JupyterLab), in the order pytest-xdist hands them out (the Makefile passes
+#: --no-loadscope-reorder): at the start, so that the short modules fill in around them (with --dist loadfile
+#: a long module handed out last is waited for alone); the second needs no built site, so the second worker
+#: works while the first builds it
+LONGEST_FIRST = ("test_reading.py", "test_make_book.py", "test_jupyterlab.py", "test_html.py", "test_chapters.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each module keeps its order
+
+
 def built_book_mode(config) -> bool:
     """True under `make test`: the page checks see what `make book` executed and built."""
     return bool(config.getoption("--built-book"))
@@ -88,12 +102,27 @@ def built_site(request, tmp_path_factory):
     chapters it executed (book/executed/NN_name.ipynb). Otherwise (``make test-fast``): the book built with -W
     from the reference notebooks, in a scratch copy of the tree: the reference notebooks
     chapters/NN_name.ipynb stand in for the executed chapters, split into their pages as the runner splits
-    them (posteval.pages); execution is off, so this costs a few seconds.
+    them (posteval.pages); execution is off. The pytest workers share one build per run.
     """
     if built_book_mode(request.config):
         return _check_built_book()
+    # pytest-xdist's workers share the parent of their base temporary folders (one per run): the first worker
+    # to come builds the site there, under a lock, and the others read it (one build per run, not one per worker)
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    html = shared / "reference-site" / "_build" / "html"
+    with FileLock(shared / "reference-site.lock"):
+        if not (html / "index.html").exists():
+            _build_reference_site(shared / "reference-site")
+    return html
+
+
+def _build_reference_site(site: Path) -> None:
+    """Build the book with -W from the reference notebooks into ``site`` (a scratch copy of the tree)."""
     root = book.ROOT
-    site = tmp_path_factory.mktemp("site")
+    shutil.rmtree(site, ignore_errors=True)
+    site.mkdir()
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(root / name, site / name)
     for folder in ("_static", "_ext"):
@@ -117,7 +146,6 @@ def built_site(request, tmp_path_factory):
     jb = Path(sys.executable).with_name("jupyter-book")
     proc = subprocess.run([str(jb), "build", str(site), "-W", "-n", "--keep-going"], capture_output=True, text=True)
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
-    return site / "_build" / "html"
 
 
 CHROMIUM_FLAGS = [
@@ -134,8 +162,10 @@ def chromium(tmp_path_factory):
     assert exe, "Debian chromium is not installed (make test installs it)"
     profile = tmp_path_factory.mktemp("chromium-profile")
 
-    def run(*args):
-        return subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+    def run(*args, profile_dir=None):
+        """``profile_dir``: a profile of the caller's own, for Chromiums run side by side (a profile is
+        locked by the browser that uses it)."""
+        return subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir or profile}", *args],
                               capture_output=True, text=True, timeout=120)
 
     return run

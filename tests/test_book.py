@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from posteval import book, parameters
+from posteval import book, parameters, paths
 
 FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"  # its ranges: tests/conftest.py
 
@@ -91,7 +91,9 @@ def test_run_chapter_executes_with_parameters_and_writes_results(tmp_path, monke
     meta = results[book.META]
     assert set(results) == {"total", "label", "torch_loaded", book.META}
     assert meta["profile"] == "ci" and meta["parameters"] == {"n": 5}
-    assert set(meta) == {"profile", "parameters", "device", "torch_version", "seconds", "git_commit"}
+    assert set(meta) == {"profile", "parameters", "device", "torch_version", "seconds", "cpu_seconds", "threads",
+                         "git_commit"}
+    assert 0 < meta["cpu_seconds"] and meta["threads"] == os.environ.get("OMP_NUM_THREADS", book.CI_THREADS["OMP_NUM_THREADS"])
     on_disk = json.loads((tmp_path / "out" / "results" / "99_tiny.json").read_text())
     assert on_disk == json.loads(json.dumps(results))
     # the whole executed chapter, and its one page (_toc.yml lists no sections for it: posteval.pages)
@@ -136,7 +138,7 @@ def test_bad_parameters_stop_the_run_before_it_starts(tmp_path, monkeypatch, cap
     with pytest.raises(ValueError, match=match):
         book.run_chapter(FIXTURE, "ci", out_dir=tmp_path / "out")
     assert not (tmp_path / "out" / "99_tiny.ipynb").exists()
-    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    monkeypatch.setattr(paths, "CHAPTERS", FIXTURE.parent)
     assert book.main(["run", "99"]) == 2
     assert match.split("'")[0] in capsys.readouterr().err
 
@@ -207,7 +209,7 @@ def test_override_parsing_and_nested_keys():
 def test_an_override_of_the_wrong_type_stops_the_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "params" / "full").mkdir(parents=True)
     monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
-    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    monkeypatch.setattr(paths, "CHAPTERS", FIXTURE.parent)
     assert book.main(["run", "99", "--profile", "full", "--set", "n=abc"]) == 2
     assert "parameter n: expected int" in capsys.readouterr().err
 
@@ -220,7 +222,7 @@ def _tiny_main(tmp_path, monkeypatch, capsys, argv, yaml_bytes=None, profile="ci
     if yaml_bytes is not None:
         (tmp_path / "params" / profile / "99_tiny.yaml").write_bytes(yaml_bytes)
     monkeypatch.setattr(book, "PARAMS", tmp_path / "params")
-    monkeypatch.setattr(book, "chapter_sources", lambda: [FIXTURE])
+    monkeypatch.setattr(paths, "CHAPTERS", FIXTURE.parent)
     code = book.main(argv)
     return code, capsys.readouterr().err
 
@@ -363,3 +365,19 @@ def test_the_runner_estimates_a_chapter_from_its_last_run(tmp_path):
     assert book.estimated_seconds("97_never", "ci", results, kept) is None
     (results / "97_never.json").write_text("{not json")
     assert book.estimated_seconds("97_never", "ci", results, kept) is None
+
+
+def test_at_ci_the_kernel_computes_on_one_thread_unless_the_environment_says_otherwise(monkeypatch, tmp_path):
+    """The ci profile's kernel (and the workers it starts) get OMP_NUM_THREADS=1 and the BLAS equivalents; a
+    value already set wins; the runner's own environment is left as it was."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    with book._kernel_environment("ci", tmp_path / "r.json"):
+        assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
+        assert os.environ[book.RECORD_FILE_ENV] == str(tmp_path / "r.json")
+    assert "OMP_NUM_THREADS" not in os.environ and book.RECORD_FILE_ENV not in os.environ
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    with book._kernel_environment("ci", None):
+        assert os.environ["OMP_NUM_THREADS"] == "4"
+    with book._kernel_environment("full", None):
+        assert "MKL_NUM_THREADS" not in os.environ

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from posteval import metrics
-from posteval.models.baselines import prior_samples
+from posteval.data.prior import prior_samples
 from posteval.physics.kinematics import in_mass_window, met_resolution
 
 RNG = np.random.default_rng(3)

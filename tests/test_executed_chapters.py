@@ -96,3 +96,30 @@ def test_the_comparator_doctests():
     import nbcompare
 
     assert doctest.testmod(nbcompare).failed == 0
+
+
+def test_notebooks_read_as_json_compare_as_nbformat_reads_them():
+    """A notebook file stores multi-line text as a list of lines: compared as its joined string, a stream
+    split over lines in one notebook and not in the other agrees, and one that differs still fails."""
+    reference = copy.deepcopy(REFERENCE)
+    reference["cells"][2]["outputs"][0]["text"] = ["0.123456\n", "second line\n"]
+    run = _executed(reference)
+    run["cells"][3]["outputs"][0]["text"] = "0.1234561\nsecond line\n"
+    assert differences(run, reference, PATTERNS) == []
+    run["cells"][3]["outputs"][0]["text"] = ["0.1234561\n", "other line\n"]
+    found = differences(run, reference, PATTERNS)
+    assert len(found) == 1 and "stdout differs" in found[0], found
+
+
+def test_a_glued_figure_is_sanitised_as_the_rule_says_without_scanning_its_pixels():
+    import re
+
+    from nbcompare import _fields
+
+    png = "iVBORw0KGgo" + "AbC+/9=" * 300  # (the path rule alone is quadratic in the slashes of a real figure)
+    glued = [{"output_type": "display_data", "metadata": {},
+              "data": {"application/papermill.record/image/png": png, "text/plain": "<Figure size 640x480 with 1 Axes>"}}]
+    by_rule = png
+    for regex, replace in PATTERNS:
+        by_rule = re.sub(regex, replace, by_rule)
+    assert _fields(glued, PATTERNS)["application/papermill.record/image/png"] == [by_rule] == ["<PNG>"]

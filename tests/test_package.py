@@ -7,9 +7,11 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+from pathlib import Path
 import tomllib
 from importlib import metadata
 
+import pytest
 from packaging.requirements import Requirement
 
 from posteval import book
@@ -126,3 +128,64 @@ def test_import_lib_has_no_global_side_effects():
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=book.ROOT)
     assert run.returncode == 0, run.stderr
+
+
+#: import names each extra brings beyond the base install (pyproject.toml, [project.optional-dependencies])
+EXTRA_MODULES = {
+    "models": {"torch", "functorch", "torchgen", "zuko"},
+    "physics": {"pythia8mc", "fastjet", "awkward", "awkward_cpp", "vector", "h5py"},
+    "rubric": {"transformers", "trl", "tokenizers", "accelerate", "datasets"},
+    "io": {"h5py", "pyarrow"},
+}
+#: what imports with the base install and one extra; and one module of each other extra, which must fail
+#: naming its pip command
+PARTS = {
+    "base": ["posteval", "posteval.metrics", "posteval.plotting", "posteval.data", "posteval.data.prior",
+             "posteval.physics.coordinates", "posteval.physics.joint_coordinates", "posteval.runtime"],
+    "models": ["posteval.models", "posteval.data.ttbar_features", "posteval.data.lepton_frame",
+               "posteval.models.event_models"],
+    "physics": ["posteval.physics.kinematics", "posteval.physics.ttbar", "posteval.physics.neutrino_weighting",
+                "posteval.physics.consistency"],
+}
+GATED = {"models": "posteval.models", "physics": "posteval.physics.kinematics"}
+
+
+def _venv_with(tmp_path, extras: set[str]):
+    """A fresh venv whose site-packages sees this environment's packages except those of the extras not in
+    ``extras`` (a folder of links), and the package's sources (lib/)."""
+    drop = set().union(*(m for e, m in EXTRA_MODULES.items() if e not in extras)) - set().union(
+        *(EXTRA_MODULES[e] for e in extras))
+    farm = tmp_path / "site"
+    farm.mkdir()
+    here = Path(sysconfig.get_path("purelib"))
+    for entry in here.iterdir():
+        top = entry.name.split("-")[0].split(".")[0]
+        if top in drop or entry.suffix == ".pth" or top.startswith("__editable__") or top == "posteval":
+            continue
+        (farm / entry.name).symlink_to(entry)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "deps.pth").write_text(f"{farm}\n{book.ROOT / 'lib'}\n")
+    return py
+
+
+@pytest.mark.parametrize("extra", list(PARTS))
+def test_each_part_imports_with_what_it_needs(tmp_path, extra):
+    """In a fresh venv with the base install and one extra, that part imports (and the parts below it); a
+    part of an extra not installed fails naming its pip command."""
+    extras = set() if extra == "base" else {extra}
+    py = _venv_with(tmp_path, extras)
+    wanted = PARTS["base"] + ([] if extra == "base" else PARTS[extra])
+    env = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)}
+    run = subprocess.run([str(py), "-c", "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)",
+                          *wanted], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert run.returncode == 0, f"with [{extra}]: {run.stderr[-2000:]}"
+    for other, module in GATED.items():
+        if other in extras:
+            continue
+        miss = subprocess.run([str(py), "-c", f"import {module}"], capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert miss.returncode != 0 and f'pip install "posteval[{other}]"' in miss.stderr, (
+            f"with [{extra}], import {module}: {miss.stderr[-1500:]}")

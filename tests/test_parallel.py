@@ -25,6 +25,7 @@ import psutil
 import pytest
 
 from posteval import parallel
+from posteval.paths import ROOT
 from posteval.physics import ttbar
 from posteval.physics.event_file import stored_hash_matches
 from posteval.rubric.experiment import RubricConfig
@@ -199,7 +200,7 @@ def test_pool_workers_exit_with_a_killed_parent(tmp_path):
         from posteval.parallel import map_jobs
         map_jobs(time.sleep, [60, 60], workers=2, progress=False)
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ttbar.REPO_ROOT / "lib")})
+    parent = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
     try:
         deadline = time.time() + 60
         workers = []

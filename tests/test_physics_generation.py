@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 import pytest
 
+from posteval.paths import ROOT
 from posteval.physics import chunks, detector, event_file, ttbar
 from posteval.physics import fourvectors as fv
 from posteval.physics.config import DetectorConfig, GenerationConfig
@@ -274,7 +275,12 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("POINTWISE_CACHE", str(tmp_path))
     assert ttbar.default_cache_dir() == tmp_path
     monkeypatch.delenv("POINTWISE_CACHE")
-    assert ttbar.default_cache_dir() == ttbar.REPO_ROOT / "data_cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert ttbar.default_cache_dir() == tmp_path / "xdg" / "posteval" / "events"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert ttbar.default_cache_dir() == Path.home() / ".cache" / "posteval" / "events"
+    package = Path(ttbar.__file__).resolve().parents[1]
+    assert package not in ttbar.default_cache_dir().parents, "the default cache lies beside the installed package"
 
 
 def test_dressing_and_isolation():
@@ -317,7 +323,7 @@ print(ttbar.load_or_generate(600, seed=8, mode="parton", cache_dir=sys.argv[1], 
 
 def test_two_processes_share_one_cache_dir(tmp_path):
     cache = tmp_path / "cache"
-    env = {**os.environ, "PYTHONPATH": str(ttbar.REPO_ROOT / "lib")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
     racers = [subprocess.Popen([sys.executable, "-c", _RACER, str(cache), str(tmp_path / f"go{i}")], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (0, 1)]
     (tmp_path / "go0").touch()

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 from posteval.book import recorded
+from posteval.claims import record_table
 from posteval.metrics.claims import Claim
 from posteval.rubric.claims import (BY_NAME, CLAIMS, COLD, SCHEMES, TRANSFER, claim_interval, claims_table,
-                                    interval_numbers, record_table)
+                                    interval_numbers)
 
 
 def frames(effect, seeds=(0, 1, 2, 3), noise=0.001, metric="transfer"):
@@ -95,7 +96,7 @@ def test_record_table_writes_the_keys_of_every_claim():
     final = pd.concat([final.replace({"y": "proxy_sft", "x": "no_proxy"})])
     t = claims_table({"run": (final, hist)})
     assert list(t.index) == ["a"]
-    record_table(t, prefix="test_rc.")
+    record_table(t, prefix="test_rc.", fill=CLAIMS)
     rec = recorded()
     assert rec["claim.test_rc.a"] == "yes" and rec["claim_seeds.test_rc.a"] == 4
     assert rec["claim_record.test_rc.a"] == "run" and rec["claim_lo.test_rc.a"] > 0

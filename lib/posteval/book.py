@@ -23,14 +23,19 @@ chapter), writes ``book/results/NN_name.json``: every recorded number, and under
 chapter's HTML pages ``book/NN_name*.ipynb`` from the executed notebook (:mod:`posteval.pages`:
 the chapter's page and one per section where ``_toc.yml`` lists sections). Outputs are written to
 a temporary file and renamed, so an interrupted run never leaves a half-written notebook or JSON
-behind. Importing this module imports neither torch nor numpy; a chapter that never imports
-torch (chapter 1) runs without it.
+behind. Importing this module does not import torch; a chapter that never imports torch
+(chapter 1) runs without it.
+
+Layers: this module and ``record()`` sit on top of the package, imported by the chapters only; the
+utilities it re-exports (:func:`seed_everything`, :func:`atomic_write_text`, :func:`git_commit`, ...)
+live in :mod:`posteval.runtime`, which the domain code imports instead (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import difflib
 import functools
 import json
@@ -38,19 +43,24 @@ import logging
 import math
 import numbers
 import os
-import random
 import re
-import subprocess
+import resource
 import sys
 import tempfile
 import time
+import uuid
+from importlib import metadata
 from pathlib import Path
 
-from . import numformat
-from .parameters import PROFILES, parameter_problem
-from .paths import ROOT
+import yaml
 
-CHAPTERS = ROOT / "chapters"
+from . import numformat, pages
+from .parameters import PROFILES, parameter_problem
+from .paths import CHAPTERS, ROOT, chapter_sources, resolve_chapter
+from .progress import tqdm
+# the utilities below the domain code, re-exported for the chapters (`from posteval.book import seed_everything`)
+from .runtime import PORTABLE_KERNELS, atomic_write_text, device_name, git_commit, portable_kernels, seed_everything
+
 BOOK = ROOT / "book"
 PARAMS = ROOT / "params"
 RESULTS = BOOK / "results"
@@ -77,21 +87,6 @@ def _plain(value):
     if isinstance(value, numbers.Real):
         return float(value)
     raise ValueError(f"value: record() takes a number, bool or string, got {type(value).__name__}")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _json_value(v):
@@ -198,92 +193,12 @@ def recorded() -> dict[str, object]:
     return dict(_recorded)
 
 
-PORTABLE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"}
-"""CPU kernels that compute the same digits on every x86-64 machine with AVX2 (Intel since 2013, AMD
-since 2015): ATen's baseline kernels (not the AVX2 / AVX-512 ones it picks per CPU), MKL's
-conditional-numerical-reproducibility branch ``COMPATIBLE`` and oneDNN's AVX2 kernels (torch's
-CPU training calls oneDNN, which otherwise picks its AVX-512 kernels where the CPU has them).
-Training follows a different path on each kernel class (measured: 10 of chapter 3's 96 verdict
-words differed between two machines of this workplace; on an AVX-512 AMD EPYC, with oneDNN unpinned,
-chapter 3's MSE transformer stopped after 18 epochs instead of 24, and 6 of its 117 verdict words
-changed), so the chapters choose these; a value already in the environment wins."""
-
-
-def portable_kernels() -> dict[str, str]:
-    """Choose :data:`PORTABLE_KERNELS` for this process and the workers it starts (environment
-    variables that torch, MKL and oneDNN read at their first operation) and return the ones in force.
-
-    Raises RuntimeError when torch has already chosen other CPU kernels (an operation ran before).
-    """
-    chosen = {k: os.environ.setdefault(k, v) for k, v in PORTABLE_KERNELS.items()}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        got = torch.backends.cpu.get_cpu_capability()
-        if got.lower() != chosen["ATEN_CPU_CAPABILITY"].lower():
-            raise RuntimeError(f"torch already runs its {got} CPU kernels, not "
-                               f"ATEN_CPU_CAPABILITY={chosen['ATEN_CPU_CAPABILITY']}: call seed_everything "
-                               "before the first torch operation (or set the variable before starting Python)")
-    return chosen
-
-
-def seed_everything(seed: int, *, threads: int | None = None) -> None:
-    """Seed Python, numpy and torch, make torch deterministic (optionally fix its threads) and
-    choose :func:`portable_kernels`.
-
-    torch is seeded only when the chapter has already imported it (import it first): a
-    numpy-only chapter never loads torch.
-    """
-    if not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    random.seed(seed)
-    import numpy as np
-
-    np.random.seed(seed)
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return
-    portable_kernels()
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    if threads is not None:
-        torch.set_num_threads(threads)
-
-
-def device_name() -> str:
-    """``cuda:<name>`` when a CUDA device is visible, else ``cpu`` (imports torch)."""
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return f"cuda:{torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "cpu"
-
-
 # ---------------------------------------------------------------------------------------------
 # the runner
 # ---------------------------------------------------------------------------------------------
-def chapter_sources() -> list[Path]:
-    """All chapter sources ``chapters/NN_name.md``, in order."""
-    return sorted(p for p in CHAPTERS.glob("[0-9][0-9]_*.md"))
-
-
-def resolve_chapter(spec: str) -> Path:
-    """The chapter source for a stem (``02_synthetic_bimodal``) or its number (``02`` or ``2``)."""
-    sources = chapter_sources()
-    for p in sources:
-        if spec in (p.stem, p.name):
-            return p
-    if spec.isdigit():
-        hits = [p for p in sources if p.stem.split("_", 1)[0] == f"{int(spec):02d}"]
-        if len(hits) == 1:
-            return hits[0]
-    names = ", ".join(p.stem for p in sources) or "none"
-    raise ValueError(f"chapter: no chapter matches {spec!r} (have: {names})")
-
-
 @functools.cache
 def _unique_key_loader():
     """A PyYAML ``SafeLoader`` that refuses a mapping with a repeated key (PyYAML keeps the last)."""
-    import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):
@@ -305,7 +220,6 @@ def read_yaml(text: str, where: str):
 
     Unlike ``yaml.safe_load``, a mapping that repeats a key is an error (naming the key and its line).
     """
-    import yaml
 
     try:
         return yaml.load(text, Loader=_unique_key_loader())
@@ -480,23 +394,12 @@ class _ValidatedParameters(logging.Filter):
                 logging.getLogger(name).removeFilter(self)
 
 
-def git_commit() -> str:
-    """The current commit, with ``-dirty`` when tracked files are modified; ``unknown`` outside git."""
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return sha + ("-dirty" if dirty else "")
-
-
 def _ipc_kernels():
     """Kernel-manager config for one local kernel over IPC sockets (not TCP: no plain-text warning).
 
     Its connection file gets a unique name in Jupyter's runtime folder, so that the sockets,
     named after it, have an absolute path there (not one relative to the working directory).
     """
-    import uuid
 
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
@@ -540,7 +443,6 @@ def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
     record shows which sizes of its profile were changed. A key the profile's file does not set
     is taken from nothing (``profile: None``); a dotted key must name an existing mapping.
     """
-    import copy
 
     params = copy.deepcopy(params)
     changed: dict = {}
@@ -560,6 +462,36 @@ def apply_overrides(params: dict, overrides: dict) -> tuple[dict, dict]:
 #: whose work is one cell is then stopped as a whole). At ci a chapter should finish in a third of it on a
 #: loaded 2-core machine; the full profile's chapters are bounded by their own sizes and nets.
 TIMEOUT_S = {"ci": 3600, "full": None}
+#: At the ci profile every process of a chapter computes on one thread: the chapters parallelise by
+#: processes (training workers), and on a small machine a second OpenMP or BLAS thread per process mostly
+#: waits for a busy core, costing CPU-seconds without saving time. A value already in the environment wins.
+CI_THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _children_cpu_seconds() -> float:
+    """User + system CPU-seconds of this process's finished children (a chapter's kernel and, once it
+    has waited for them, the kernel's own workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextlib.contextmanager
+def _kernel_environment(profile: str, record_file: Path | None):
+    """The environment a chapter's kernel starts with: where ``record()`` writes (if anywhere), and at ci
+    :data:`CI_THREADS`; restored afterwards."""
+    wanted = {RECORD_FILE_ENV: str(record_file)} if record_file is not None else {}
+    if profile == "ci":
+        wanted.update({k: os.environ.get(k, v) for k, v in CI_THREADS.items()})
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_name: str = "python3",
@@ -574,9 +506,6 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     Raises ValueError before executing anything when the parameters do not fit the chapter, and
     after writing the notebook and JSON when ``_toc.yml`` lists other pages than the chapter makes.
     """
-    from importlib import metadata
-
-    from . import pages
 
     import jupytext
     import papermill
@@ -592,11 +521,10 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
     out_nb = out_dir / pages.EXECUTED.name / f"{stem}.ipynb"
     out_nb.parent.mkdir(parents=True, exist_ok=True)
     tmp_nb = out_nb.parent / f".{stem}.tmp.ipynb"
-    old_env = os.environ.get(RECORD_FILE_ENV)
-    os.environ[RECORD_FILE_ENV] = str(record_file)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _children_cpu_seconds()
     try:
-        with _ValidatedParameters(params).installed():
+        with _kernel_environment(profile, record_file), _ValidatedParameters(params).installed():
+            threads = os.environ.get("OMP_NUM_THREADS", "default")  # OpenMP threads per process of the chapter
             papermill.execute_notebook(
                 jupytext.read(source),
                 str(tmp_nb),
@@ -613,12 +541,7 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
         tmp_nb.unlink(missing_ok=True)
         record_file.unlink(missing_ok=True)
         raise
-    finally:
-        if old_env is None:
-            os.environ.pop(RECORD_FILE_ENV, None)
-        else:
-            os.environ[RECORD_FILE_ENV] = old_env
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, _children_cpu_seconds() - cpu_start
     os.replace(tmp_nb, out_nb)
     numbers_ = json.loads(record_file.read_text()) if record_file.exists() else {}
     record_file.unlink(missing_ok=True)
@@ -628,6 +551,8 @@ def run_chapter(source: Path, profile: str = "ci", out_dir: Path = BOOK, kernel_
         "device": device_name(),
         "torch_version": metadata.version("torch"),
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu_seconds, 1),
+        "threads": threads,
         "git_commit": git_commit(),
         "parameters": params,
     }
@@ -645,8 +570,9 @@ def make_reference(source: Path, timeout: int = 1800) -> Path:
 
     source = Path(source)
     nb = jupytext.read(source)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}},
-                   config=_ipc_kernels()).execute()
+    with _kernel_environment("ci", None):  # as `run --profile ci` executes it
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}},
+                       config=_ipc_kernels()).execute()
     out = source.with_suffix(".ipynb")
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.ipynb")
     os.close(fd)
@@ -715,8 +641,6 @@ def main(argv: list[str] | None = None) -> int:
     p_ref.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
     args = parser.parse_args(argv)
 
-    from posteval.progress import tqdm
-
     try:
         sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()
     except ValueError as err:
@@ -749,7 +673,8 @@ def main(argv: list[str] | None = None) -> int:
             res = run_chapter(src, profile, overrides=overrides, progress=True)
             bar.update(round(expected or fallback))
             n_numbers = len([k for k in res if k != META])
-            tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s, {n_numbers} numbers -> book/results/{src.stem}.json")
+            tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s ({res[META]['cpu_seconds']:.0f} CPU-s), {n_numbers} numbers "
+                       f"-> book/results/{src.stem}.json")
         bar.close()
     else:
         seconds = {}

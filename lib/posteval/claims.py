@@ -11,6 +11,8 @@ a notebook test compares exactly across machines, while cells with numbers from 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -18,7 +20,10 @@ from . import numformat
 from .book import record, recorded
 from .metrics.claims import CLAIM_KEYS, claim_words
 
-__all__ = ["record_claim", "record_claims", "claims_frame", "conclusions"]
+if TYPE_CHECKING:
+    from .metrics.claims import Claim
+
+__all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "conclusions"]
 
 
 def record_claim(name: str, word: str) -> str:
@@ -40,6 +45,31 @@ def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
             record(f"{key}.{prefix}{name}", float(r[col]))
         record(f"claim_sentence.{prefix}{name}", str(r["sentence"]))
         record(f"claim_ci.{prefix}{name}", _interval_text(r))
+    return table
+
+
+def record_table(table: pd.DataFrame, *, prefix: str = "", fill: Sequence[Claim] = ()) -> pd.DataFrame:
+    """:func:`record_claims`, and for a table read from several records (chapter 4's
+    :func:`posteval.rubric.claims.claims_table`) ``claim_seeds.<name>`` and ``claim_record.<name>``.
+
+    Claims of ``fill`` the table lacks get the word "not resolved", NaN numbers, 0 seeds and the
+    record "not measured", so that the prose can name every claim. Returns the table.
+    """
+    missing = {"n_seeds", "record"} - set(table.columns)
+    if missing:
+        raise ValueError(f"table: missing columns {sorted(missing)} (expected a claims table read from records)")
+    record_claims(table, prefix=prefix)
+    for name, r in table.iterrows():
+        record(f"claim_seeds.{prefix}{name}", int(r["n_seeds"]))
+        record(f"claim_record.{prefix}{name}", str(r["record"]))
+    for c in fill:
+        if c.name not in table.index:
+            record_claim(f"{prefix}{c.name}", "not resolved")
+            for key in CLAIM_KEYS[1:-1]:  # the numbers; the sentence follows
+                record(f"{key}.{prefix}{c.name}", float("nan"))
+            record(f"claim_sentence.{prefix}{c.name}", c.display_sentence)
+            record(f"claim_seeds.{prefix}{c.name}", 0)
+            record(f"claim_record.{prefix}{c.name}", "not measured")
     return table
 
 

@@ -12,11 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
-from .book import ROOT, atomic_write_text
+from .paths import ROOT
+from .runtime import atomic_write_text
 
 __all__ = ["VERDICT_PREFIXES", "load_full_record", "provenance_line", "overrides_table", "shrunk_line",
            "verdicts_side_by_side", "resolved_only_at_full", "is_at_full_scale", "stage_seconds", "stage_line", "keep_record"]
@@ -226,7 +228,6 @@ def keep_record(stem: str, *, commit: str | None = None, extra_seconds: Mapping[
     the caller names the clean commit the copy was made from. Raises ValueError when the run was not
     at the full profile or its commit is not clean.
     """
-    from importlib import metadata
 
     root = Path(root)
     record = json.loads((root / "book" / "results" / f"{stem}.json").read_text())

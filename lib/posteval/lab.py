@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 GLUE_ROLE = re.compile(r"\{glue:text\}`([^`\s]+)`")
 SHOWN_ROLE = re.compile(r"\{abbr\}`[^`]*? \(glue ([^`\s()]+)\)`")
 RECORD_PREFIX = "application/papermill.record/"
@@ -95,8 +97,11 @@ def glued_outputs(nb) -> dict[str, dict[str, str]]:
 
     The mime types are given without glue's ``application/papermill.record/`` prefix::
 
-        >>> glued_outputs(nb)["fig.spectra"].keys()
-        dict_keys(['image/png', 'text/plain'])
+        >>> import nbformat
+        >>> from posteval.paths import ROOT
+        >>> nb = nbformat.read(ROOT / "chapters" / "02_synthetic_bimodal.ipynb", as_version=4)
+        >>> sorted(glued_outputs(nb)["fig.spectra"])
+        ['image/png', 'text/plain']
     """
     outputs = {}
     for cell in _cells(nb):
@@ -156,12 +161,6 @@ def show_glue_values(nb) -> int:
     return count
 
 
-def restore_glue_roles(nb) -> None:
-    """Turn every shown value back into its ``{glue:text}`` role (inverse of :func:`show_glue_values`)."""
-    for cell in _markdown_cells(nb):
-        cell["source"] = SHOWN_ROLE.sub(lambda m: f"{{glue:text}}`{m.group(1)}`", _source(cell))
-
-
 # ---------------------------------------------------------------------------------------------
 # the book: pages, figure numbers, section titles, citations
 # ---------------------------------------------------------------------------------------------
@@ -181,9 +180,10 @@ class BookIndex:
 
     Build it with :meth:`BookIndex.load` from the book's root folder (the one with ``_toc.yml``)::
 
-        >>> index = BookIndex.load(Path("."))
+        >>> from posteval.paths import ROOT
+        >>> index = BookIndex.load(ROOT)
         >>> index.targets["fig-02-data"].number, index.titles["book/notation"]
-        ('6', 'Notation')
+        ('2.1', 'Notation')
     """
 
     root: Path
@@ -196,7 +196,6 @@ class BookIndex:
     @classmethod
     def load(cls, root: Path) -> "BookIndex":
         """Read ``_toc.yml``, ``_config.yml``, every page's source and the bibliography under ``root``."""
-        import yaml
 
         root = Path(root)
         config = yaml.safe_load((root / "_config.yml").read_text()) if (root / "_config.yml").exists() else {}
@@ -516,8 +515,10 @@ def reference_text(role: str, content: str, index: BookIndex, doc: str | None) -
     None when the target is on the notebook's own page (jupyterlab-myst links it) or is unknown
     (it then stays visibly unresolved)::
 
+        >>> from posteval.paths import ROOT
+        >>> index = BookIndex.load(ROOT)
         >>> reference_text("numref", "fig-01-bias", index, "book/02_synthetic_bimodal")
-        'Figure 2'
+        'Figure 1.2'
         >>> reference_text("cite:p", "gneiting2007scoring", index, None)
         '[Gneiting and Raftery, 2007]'
     """
@@ -603,8 +604,12 @@ def show_book_view(nb, path: Path | None = None) -> dict[str, int]:
     its book, whose index gives figure numbers and the text of references to other pages; without
     it (or outside a book) only glued values, figures and blocks are shown::
 
-        >>> show_book_view(nb, Path("chapters/01_total_variance.md"))
-        {'values': 54, 'figures': 5, 'blocks': 0, 'references': 11, 'equations_unnumbered': 1}
+        >>> import nbformat
+        >>> from posteval.paths import ROOT
+        >>> path = ROOT / "chapters" / "01_total_variance.ipynb"
+        >>> counts = show_book_view(nbformat.read(path, as_version=4), path.with_suffix(".md"))
+        >>> sorted(counts), counts["figures"] > 0
+        (['blocks', 'equations_unnumbered', 'figures', 'references', 'values'], True)
     """
     root = find_book_root(Path(path).parent) if path is not None else None
     index = BookIndex.load(root) if root is not None else None

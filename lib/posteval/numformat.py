@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
+import pandas as pd
+
 __all__ = ["MISSING", "number", "with_decimals", "interval", "interval_decimals", "is_missing", "table"]
 
 #: How a missing value is written (the page says why in a footnote).
@@ -171,7 +173,6 @@ def table(frame, digits: int = 3):
     0  40,000  35.2  yes
     1      12     –   no
     """
-    import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")

@@ -57,8 +57,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from .lab import _HEADING, _LABEL, prose_lines
-from .paths import ROOT
+from .paths import ROOT, resolve_chapter
+from .runtime import atomic_write_text
 
 BOOK = ROOT / "book"
 EXECUTED = BOOK / "executed"  # the whole executed chapters, book/executed/NN_name.ipynb
@@ -269,8 +272,6 @@ def toc_chapter_pages(toc: dict, stem: str) -> list[str]:
 
 
 def _read_toc(toc_file: Path) -> dict:
-    import yaml
-
     return yaml.safe_load(Path(toc_file).read_text())
 
 
@@ -293,8 +294,6 @@ def write_pages(executed: Path, out_dir: Path = BOOK, toc_file: Path = TOC) -> l
     when the sections listed are not the pages the split makes.
     """
     import nbformat
-
-    from .book import atomic_write_text
 
     executed, out_dir = Path(executed), Path(out_dir)
     stem = executed.stem
@@ -320,8 +319,6 @@ def write_pages(executed: Path, out_dir: Path = BOOK, toc_file: Path = TOC) -> l
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m posteval.pages [chapter ...]``: the pages of executed chapters; exit code 2 on an error."""
-    from .book import resolve_chapter
-
     argv = sys.argv[1:] if argv is None else argv
     try:
         stems = [resolve_chapter(spec).stem for spec in argv] or sorted(p.stem for p in EXECUTED.glob("*.ipynb"))

@@ -19,9 +19,12 @@ you trust, over ``tls://`` on a network you do not.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -30,6 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
+
 from posteval.progress import tqdm
 
 #: Seconds between two checks, in a pool worker, that the process that started it is alive.
@@ -53,8 +57,6 @@ def _exit_with_parent(parent_pid: int) -> None:
     thread polling the parent pid covers other systems and a parent that died before the call.
     """
     try:
-        import ctypes
-        import signal
 
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -306,7 +308,6 @@ def dask_client(scheduler: str | None = None, n_workers: int | None = None, *, t
 
 def integer_at_least(minimum: int) -> Callable[[str], int]:
     """An ``argparse`` type: an integer >= ``minimum`` (``ArgumentTypeError`` naming the text otherwise)."""
-    import argparse
 
     def parse(text: str) -> int:
         try:

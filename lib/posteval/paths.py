@@ -10,6 +10,8 @@ installed from (editable install: ``lib/posteval/`` lies two folders below it).
 '/srv/my-book'
 >>> (book_root({}) / "lib" / "posteval" / "paths.py").exists()
 True
+>>> resolve_chapter("1").name
+'01_total_variance.md'
 """
 
 from __future__ import annotations
@@ -30,3 +32,23 @@ def book_root(environ=None) -> Path:
 
 
 ROOT = book_root()
+CHAPTERS = ROOT / "chapters"
+
+
+def chapter_sources() -> list[Path]:
+    """All chapter sources ``chapters/NN_name.md``, in order."""
+    return sorted(p for p in CHAPTERS.glob("[0-9][0-9]_*.md"))
+
+
+def resolve_chapter(spec: str) -> Path:
+    """The chapter source for a stem (``02_synthetic_bimodal``) or its number (``02`` or ``2``)."""
+    sources = chapter_sources()
+    for p in sources:
+        if spec in (p.stem, p.name):
+            return p
+    if spec.isdigit():
+        hits = [p for p in sources if p.stem.split("_", 1)[0] == f"{int(spec):02d}"]
+        if len(hits) == 1:
+            return hits[0]
+    names = ", ".join(p.stem for p in sources) or "none"
+    raise ValueError(f"chapter: no chapter matches {spec!r} (have: {names})")

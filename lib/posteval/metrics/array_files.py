@@ -13,9 +13,12 @@ Every problem raises :class:`InputFileError`, a ``ValueError`` whose message nam
 
 from __future__ import annotations
 
+import hashlib
+import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ._validation import real_array
 
@@ -56,8 +59,6 @@ def _only_name(names: list[str], what: str, where: str) -> str:
 
 
 def _read_parquet(path: Path, key: str | None):
-    import pandas as pd
-
     if path.stat().st_size > MAX_WHOLE_BYTES:
         raise InputFileError(f"{describe(path, key)}: a Parquet file is read whole, and this one holds more than "
                              f"{MAX_WHOLE_BYTES:,} bytes; save large sample arrays as .npy, .npz or HDF5")
@@ -90,12 +91,6 @@ def _parse(spec: str) -> tuple[Path, str | None, str, str]:
     if kind is None:
         raise InputFileError(f"{path}: unknown file type {path.suffix!r} (expected one of {', '.join(SUFFIXES)})")
     return path, key, kind, describe(path, key)
-
-
-def read_array(spec: str) -> tuple[np.ndarray, str]:
-    """The finite float array named by ``FILE[:KEY]``, and its description for messages."""
-    src = open_array(spec)
-    return src.read(), src.where
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,8 +198,6 @@ def _npy_stream_source(fh_factory, where: str, size: int) -> ArraySource:
 
 
 def _open_npz(path: Path, key: str | None) -> ArraySource:
-    import zipfile
-
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -300,7 +293,6 @@ def open_array(spec: str) -> ArraySource:
 
 def sha256_of(path: Path, block: int = 1 << 22) -> str:
     """Hex sha256 of a file, read in blocks of 4 MiB."""
-    import hashlib
 
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -390,7 +390,6 @@ def _ecdf_band(n: int, m: int, ci: float, rng, sims: int = 1000) -> tuple[np.nda
     """Simultaneous band of the ECDF of n uniform ranks on 0..m at the grid k/(m+1), k = 1..m,
     by simulation (Säilynoja et al. 2022): returns (grid, lo, hi, simulated minima of the
     pointwise two-sided binomial tail probabilities)."""
-    from scipy import stats
 
     grid = np.arange(1, m + 1) / (m + 1)
     sim = rng.integers(0, m + 1, size=(sims, n))
@@ -428,7 +427,6 @@ def rank_histogram(samples, truth, *, dim_names: Sequence[str] | None = None, ci
         equal = (rho[:, 1:] == rho[:, :1]).sum(axis=1)
         cols["energy"] = _ranks_with_ties(below, equal, rng)
     grid, lo, hi, minima = _ecdf_band(n, m, ci, rng, sims)
-    from scipy import stats
 
     pvalues = {}
     for name, r in cols.items():

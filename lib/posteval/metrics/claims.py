@@ -50,9 +50,10 @@ from .verdicts import NOT_RESOLVED, VERDICTS, holm
 
 __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS"]
 
-#: The families of claims: Holm's adjustment holds the error rate within each. "physics": the physical
-#: consistency checks of a reconstruction (chapter 3), a question apart from the source's claims.
-FAMILIES = ("confirmatory", "exploratory", "physics")
+#: The families every chapter uses: Holm's adjustment holds the error rate within each family. A family is
+#: any name: a field adds its own (chapter 3's "physics", the consistency checks of a reconstruction, is
+#: :data:`posteval.physics.consistency.PHYSICS_FAMILY`).
+FAMILIES = ("confirmatory", "exploratory")
 #: The words of a calibration claim ("|coverage deviation| within the noise-floor margin").
 CALIBRATION_WORDS = {"yes": "calibrated", "below": "under-covers", "above": "over-covers"}
 #: The keys recorded per claim (``<key>.<name>``), see :func:`posteval.claims.record_claims`.
@@ -76,8 +77,8 @@ class Claim:
     a, b : the models; effect = metric(a) - metric(b), or metric(a) - ``boundary`` when b is None
     direction : +1, -1 (the effect's claimed sign) or 0 (equivalence: |effect| < margin)
     margin, margin_reason : the equivalence margin (>= 0) and why it is that number
-    family : "confirmatory" (Holm within the chapter's family), "exploratory" or "physics" (each adjusted
-        among its own)
+    family : "confirmatory" (the source's claims: Holm within them), "exploratory" (the book's own), or
+        another name (e.g. "physics"); each family is adjusted among its own
     parts : names of claims that must all hold (an intersection-union claim)
     words : the words for "yes" (and for equivalence claims "below" / "above"), e.g. :data:`CALIBRATION_WORDS`
     source : the source of the claim (paper, Proxy-GRM, this book)
@@ -104,8 +105,9 @@ class Claim:
             raise ValueError(f"claim {self.name!r}: a claim needs a sentence a reader understands")
         if self.direction not in (1, -1, 0):
             raise ValueError(f"claim {self.name!r}: direction must be +1, -1 or 0, got {self.direction!r}")
-        if self.family not in FAMILIES:
-            raise ValueError(f"claim {self.name!r}: family must be one of {FAMILIES}, got {self.family!r}")
+        if not isinstance(self.family, str) or not self.family or any(c.isspace() for c in self.family):
+            raise ValueError(f"claim {self.name!r}: family must be a name without spaces (e.g. one of {FAMILIES}), "
+                             f"got {self.family!r}")
         m = float(self.margin)
         if not np.isfinite(m) or m < 0:
             raise ValueError(f"claim {self.name!r}: margin must be a finite number >= 0, got {self.margin!r}")
@@ -185,7 +187,7 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
         rows[c.name] = {"estimate": est, "lo": lo, "hi": hi, "p": p, "n_seeds": iv.n_seeds,
                         "seeds_vary": iv.seed_var > 0}
     # Holm within each family (parts claims are not adjusted: an intersection-union test)
-    for fam in FAMILIES:
+    for fam in dict.fromkeys(c.family for c in claims):
         members = [c.name for c in claims if c.family == fam and not c.parts]
         if members:
             for k, p in zip(members, holm([rows[k]["p"] for k in members])):

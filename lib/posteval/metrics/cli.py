@@ -36,12 +36,23 @@ import shlex
 import shutil
 import sys
 import tempfile
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 
+from .. import __version__, plotting
+from ..plotting.palette import user_colours
+from ..progress import tqdm
+from . import ranking, report_page
+from ._validation import DEFAULT_LEVELS
 from .array_files import ArraySource, InputFileError, open_array, sha256_of, split_spec
+from .calibration import tarp_frame, tarp_references
+from .report import concat_event_values, event_values, protocol_table
 from .report_page import format_interval, format_number
 
 PROG = "python -m posteval.metrics"
@@ -54,8 +65,6 @@ METRIC_WORDS = {"crps": "CRPS", "energy_score": "energy score", "rmse": "RMSE", 
 
 
 def _version() -> str:
-    from posteval import __version__
-
     return __version__
 
 
@@ -193,13 +202,7 @@ def _workers() -> int:
 def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool, progress: bool = True):
     """{model: EventValues}: samplers read and scored in chunks of about 64 MiB, a few chunks at a
     time in threads (at most ``2 x workers`` chunks in memory), joined in order."""
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
 
-    from posteval.progress import tqdm
-
-    from .calibration import tarp_frame, tarp_references
-    from .report import concat_event_values, event_values
 
     t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
     centre, scale = tarp_frame(t2)
@@ -316,7 +319,6 @@ def _records(frame) -> list[dict]:
 def input_digests(inputs: Inputs):
     """A started thread's future of {file path: sha256} of every input file (hashing releases the
     GIL, so it runs beside the scoring)."""
-    from concurrent.futures import ThreadPoolExecutor
 
     paths = []
     for info in inputs.sources.values():
@@ -360,18 +362,7 @@ def provenance(argv: list[str], inputs: Inputs, args, digests: dict[str, str]) -
 
 def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: bool = True):
     """Score, decide, draw and write every report file into ``out``; returns (files, summary)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from posteval import plotting
-    from posteval.plotting.palette import user_colours
-
-    from . import ranking, report_page
-    from ._validation import DEFAULT_LEVELS
-    from .report import protocol_table
-
+    matplotlib.use("Agg")  # files only, never a window
     energy = inputs.truth.ndim == 2
     digests = input_digests(inputs)
     values = score_models(inputs, crps_estimator=args.crps_estimator, seed=args.seed, energy=energy, progress=progress)

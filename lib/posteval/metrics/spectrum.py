@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from ._validation import finite_array, positive_int
+from .uncertainty import bootstrap_weights
 
 
 def _edges(p: np.ndarray, t: np.ndarray, bins, value_range) -> np.ndarray:
@@ -194,7 +195,6 @@ def chi2_spectrum_replicates(pred_values, true_values, *, bins=20, value_range=N
     -------
     (n_boot,) chi2/ndf of each resample
     """
-    from .uncertainty import bootstrap_weights
 
     p, t, edges, bp, bt = _binned(pred_values, true_values, bins, value_range)
     k = edges.size + 1

@@ -18,7 +18,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from posteval.parallel import map_jobs
 from posteval.progress import tqdm
+from posteval.runtime import seed_everything
 
 __all__ = ["TrainHistory", "fit", "train_model", "train_models", "check_tensors"]
 
@@ -337,9 +339,7 @@ def train_item(job: tuple) -> tuple[torch.nn.Module, TrainHistory]:
     """One job of `train_models` (an item of `training_items`): seed this process, take the job's
     rows of the training events, build and fit the model; ``(model, history)``."""
     build, seed, train, val, threads, device, fit_kwargs, rows = job
-    from posteval.book import seed_everything  # a worker process starts with torch's defaults
-
-    seed_everything(seed, threads=threads)
+    seed_everything(seed, threads=threads)  # a worker process starts with torch's defaults
     if rows is not None:  # this job's resample of the training events
         index = torch.as_tensor(rows, dtype=torch.long)
         train = tuple(t[index] for t in check_tensors(train, "train"))
@@ -393,7 +393,6 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], trai
     ``workers > 1`` (e.g. a `functools.partial` of a module-level function), and so must every
     `fit_kwargs` value (the `posteval.models.schedules` schedules are).
     """
-    from posteval.parallel import map_jobs
 
     items = training_items(jobs, train, val, threads=threads, device=device, train_rows=train_rows, **fit_kwargs)
     before = torch.get_num_threads()

@@ -5,8 +5,8 @@ Modules: :mod:`.ttbar` (``load_or_generate``, ``read_events``), :mod:`.kinematic
 (W and top windows, MET closure, unphysical fraction: the protocol's fourth part),
 :mod:`.neutrino_weighting`; internals in :mod:`.config`, :mod:`.generator`, :mod:`.truth`,
 :mod:`.detector`, :mod:`.chunks`, :mod:`.event_file`, :mod:`.event_reader`.
+
+Each module that needs a package of the ``physics`` extra (awkward, vector, h5py, Pythia, FastJet) says
+so when imported without it; the numpy-only ones (:mod:`.coordinates`, :mod:`.joint_coordinates`,
+:mod:`.fourvectors`, :mod:`.config`) import with the base install.
 """
-
-from posteval._extras import require
-
-require("posteval.physics", "awkward", "vector", "h5py", extra="physics")

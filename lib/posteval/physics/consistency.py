@@ -55,8 +55,11 @@ import numpy as np
 from ..metrics.claims import Claim
 from .kinematics import reconstruct_ttbar
 
-__all__ = ["W_MASS", "W_WINDOW", "TOP_MASS", "TOP_WINDOW", "Tolerances", "transverse_mass", "consistency_scores",
+__all__ = ["PHYSICS_FAMILY", "W_MASS", "W_WINDOW", "TOP_MASS", "TOP_WINDOW", "Tolerances", "transverse_mass", "consistency_scores",
            "consistency_excess", "consistency_claims", "CONSISTENCY_METRICS"]
+
+#: The claim family of the physical consistency checks (Holm among them, apart from the source's claims).
+PHYSICS_FAMILY = "physics"
 
 W_MASS, W_WINDOW = 80.4, 10.0
 TOP_MASS, TOP_WINDOW = 172.5, 20.0

@@ -7,6 +7,10 @@ event records (:class:`posteval.physics.generator.FlatRecord`) and its truth
 
 from __future__ import annotations
 
+from posteval._extras import require
+
+require("posteval.physics.detector", "awkward", extra="physics")
+
 import awkward as ak
 import numpy as np
 

@@ -35,6 +35,10 @@ keeps the disk's errors from it and raises the first one once HDF5 has closed th
 
 from __future__ import annotations
 
+from posteval._extras import require
+
+require("posteval.physics.event_file", "h5py", extra="physics")
+
 import errno
 import hashlib
 import json

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from posteval._extras import require
+
+require("posteval.physics.event_reader", "h5py", extra="physics")
+
 import os
 
 import h5py

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from posteval._extras import require
+
+require("posteval.physics.generator", "awkward", extra="physics")
+
 from dataclasses import dataclass
 
 import awkward as ak

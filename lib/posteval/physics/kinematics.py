@@ -6,6 +6,10 @@ Pair convention (as in :func:`posteval.physics.ttbar.read_events`): index 0 is t
 
 from __future__ import annotations
 
+from posteval._extras import require
+
+require("posteval.physics.kinematics", "vector", extra="physics")
+
 import numpy as np
 import vector
 

@@ -20,9 +20,11 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
-from posteval.progress import tqdm
+from scipy.special import ndtri
 
 from . import fourvectors as fv
+from .kinematics import reconstruct_ttbar, truth_matched_bjets
+from posteval.progress import tqdm
 
 # Assignments (jet for b with l+, jet for bbar with l-) among three candidate jets.
 _PAIRS = np.array([(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)])
@@ -275,7 +277,6 @@ def _mass_scan(cfg: WeightingConfig) -> np.ndarray:
     (``*_mass_sigma``), with i and j in orders fixed by ``mass_seed`` (different per mass, side
     and term), so the eta scan also integrates over the masses at no extra cost.
     """
-    from scipy.special import ndtri
 
     g = len(cfg.eta_grid)
     u = (np.arange(g) + 0.5) / g
@@ -478,7 +479,6 @@ def calibrate(events: dict, base: WeightingConfig | None = None, met_sigma_scale
     (median and robust spread of m(l nu b) and m(l nu) built from detector leptons, corrected
     matched b-jets and the true neutrinos). Spreads are IQR / 1.349.
     """
-    from .kinematics import reconstruct_ttbar, truth_matched_bjets
 
     needed = ("jet_p4", "jet_truth_index", "b_p4", "met", "nu_p4", "lep_p4")
     missing = [k for k in needed if k not in events]

@@ -9,29 +9,41 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
 
 import numpy as np
-from posteval.progress import tqdm
 
 from ..parallel import add_cluster_arguments, client_from_arguments, for_each_completed, integer_at_least
 from .cache_files import idle_chunk_folders, locked, remove_leftovers, remove_temp_files, remove_tree
 from .chunks import ChunkJob, plan_chunks, run_chunk
-from .config import MODES, GenerationConfig, default_batch_events, default_chunk_events
+from .config import MODES, DetectorConfig, GenerationConfig, default_batch_events, default_chunk_events
 from .event_file import (FORMAT, FORMAT_VERSION, concatenate_atomic, read_attrs, schema_arrays,
                          stored_hash_matches, write_atomic)
 from .event_reader import read_event_file
 from .generator import PYTHIA_VERSION
+from posteval.progress import tqdm
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+CACHE_ENV = "POINTWISE_CACHE"
 
 
-def default_cache_dir() -> Path:
-    """``$POINTWISE_CACHE`` if set, else ``<repo root>/data_cache``."""
-    env = os.environ.get("POINTWISE_CACHE")
-    return Path(env) if env else REPO_ROOT / "data_cache"
+def default_cache_dir(environ=None) -> Path:
+    """``$POINTWISE_CACHE`` if set (the book's Makefile sets it to the checkout's ``data_cache/``), else the
+    user's cache folder (XDG Base Directory: ``$XDG_CACHE_HOME/posteval/events``, by default
+    ``~/.cache/posteval/events``): never a folder beside the installed package.
+
+    >>> default_cache_dir({"POINTWISE_CACHE": "/data/ev"}).as_posix()
+    '/data/ev'
+    >>> default_cache_dir({"XDG_CACHE_HOME": "/tmp/c"}).as_posix()
+    '/tmp/c/posteval/events'
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get(CACHE_ENV):
+        return Path(environ[CACHE_ENV])
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "posteval" / "events"
 
 
 def _cache_folder(cache_dir) -> Path:
@@ -131,7 +143,7 @@ def load_or_generate(n_events: int, seed: int = 0, mode: str = "shower", n_worke
     n_workers : int
         Local processes, one Pythia each (ignored with ``client``).
     cache_dir : path, optional
-        Folder of the cache; default ``$POINTWISE_CACHE`` or ``<repo root>/data_cache``.
+        Folder of the cache; default :func:`default_cache_dir`.
     config : GenerationConfig, optional
         Full configuration; its ``mode`` must equal ``mode``. Default :func:`make_config`.
     progress : bool
@@ -234,9 +246,6 @@ def read_events(path: str | os.PathLike) -> dict[str, np.ndarray]:
 
 def generation_config_of(path: str | os.PathLike) -> GenerationConfig:
     """The :class:`GenerationConfig` recorded in one of our event files."""
-    import json
-
-    from .config import DetectorConfig
 
     attrs = read_attrs(path)
     if "config" not in attrs:
@@ -255,7 +264,7 @@ def main(argv=None) -> Path:
     p.add_argument("--events", type=integer_at_least(1), required=True, help="events to generate")
     p.add_argument("--seed", type=integer_at_least(0), default=0)
     p.add_argument("--mode", choices=MODES, default="shower")
-    p.add_argument("--cache-dir", help="default $POINTWISE_CACHE or <repo root>/data_cache")
+    p.add_argument("--cache-dir", help="default $POINTWISE_CACHE, else $XDG_CACHE_HOME/posteval/events")
     p.add_argument("--workers", type=integer_at_least(1), default=1, help="local processes (without a Dask option)")
     add_cluster_arguments(p)
     p.add_argument("--no-progress", action="store_true")

@@ -11,7 +11,7 @@ import numpy as np
 from posteval.metrics.scores import one_per_event
 from posteval.plotting import line_colours, spectrum_with_ratio
 
-__all__ = ["one_per_event", "two_group_separation", "spectra_grid", "spectra_small_multiples"]
+__all__ = ["one_per_event", "two_group_separation", "spectra_small_multiples"]
 
 
 def two_group_separation(x) -> np.ndarray:
@@ -27,35 +27,6 @@ def two_group_separation(x) -> np.ndarray:
     mean_lo, mean_hi = csum / k, (x.sum(1, keepdims=True) - csum) / (m - k)
     between = k * (m - k) / m**2 * (mean_hi - mean_lo) ** 2
     return between.max(axis=1) / np.maximum(x.var(axis=1), 1e-12)
-
-
-def spectra_grid(truth: Mapping[str, np.ndarray], reconstructions: Mapping[str, Mapping[str, np.ndarray]],
-                 panels, *, colours: Mapping[str, str] | None = None, unit: str = "GeV", width: float = 7.0):
-    """A figure of spectra with ratio panels, two per row, one legend below.
-
-    ``truth`` maps an observable's name to its true values ``(n,)``; ``reconstructions`` maps a
-    model's label to ``{name: (n,) values}`` (one reconstruction per event); ``panels`` lists
-    ``(name, axis label, (lo, hi))`` with 40 equal bins over ``[lo, hi]``.
-    """
-    panels = list(panels)
-    if not panels:
-        raise ValueError("panels: expected at least one (name, label, (lo, hi))")
-    rows = -(-len(panels) // 2)
-    fig = plt.figure(figsize=(width, 3.1 * rows + 0.9), layout="constrained")
-    outer = fig.add_gridspec(rows, 2)
-    for k, (name, label, (lo, hi)) in enumerate(panels):
-        if name not in truth:
-            raise ValueError(f"panel {name!r}: no true values (have {sorted(truth)})")
-        inner = outer[k // 2, k % 2].subgridspec(2, 1, height_ratios=(3, 1), hspace=0.05)
-        ax, ax_ratio = fig.add_subplot(inner[0]), fig.add_subplot(inner[1])
-        recos = {model: values[name] for model, values in reconstructions.items()}
-        spectrum_with_ratio(ax, ax_ratio, truth[name], recos, bins=np.linspace(lo, hi, 41),
-                            quantity=label, unit=unit, colours=colours)
-        ax.tick_params(labelbottom=False)
-        handles, labels = ax.get_legend_handles_labels()
-        ax.get_legend().remove()
-    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small", frameon=False)
-    return fig
 
 
 MAX_CURVES = 4

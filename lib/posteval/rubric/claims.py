@@ -25,8 +25,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..claims import record_claims
-from ..book import record
 from ..metrics.claims import Claim, evaluate_claims
 from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
 
@@ -159,25 +157,6 @@ def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claim
     return table
 
 
-def record_table(table: pd.DataFrame, *, prefix: str = "", fill: bool = True) -> pd.DataFrame:
-    """The seven keys of every claim (:func:`posteval.claims.record_claims`), ``claim_seeds.<name>`` and
-    ``claim_record.<name>``. With ``fill``, claims of :data:`CLAIMS` the table lacks get the word "not resolved",
-    NaN numbers, 0 seeds and the record "not measured" (so that the prose can name every claim)."""
-    record_claims(table, prefix=prefix)
-    for name, r in table.iterrows():
-        record(f"claim_seeds.{prefix}{name}", int(r["n_seeds"]))
-        record(f"claim_record.{prefix}{name}", str(r["record"]))
-    for c in CLAIMS if fill else ():
-        if c.name not in table.index:
-            record(f"claim.{prefix}{c.name}", "not resolved")
-            for key in ("claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm"):
-                record(f"{key}.{prefix}{c.name}", float("nan"))
-            record(f"claim_sentence.{prefix}{c.name}", c.display_sentence)
-            record(f"claim_seeds.{prefix}{c.name}", 0)
-            record(f"claim_record.{prefix}{c.name}", "not measured")
-    return table
-
-
 def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep", "verdict_acc"), *,
                      prefix: str = "") -> dict:
     """``<metric>_lo.<condition>`` / ``<metric>_hi.<condition>``: 95 % t-interval of the mean over seeds."""
@@ -196,7 +175,8 @@ def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep",
 
 
 def unmeasured() -> pd.DataFrame:
-    """A claims table without rows (no record measured anything): :func:`record_table` fills every claim."""
+    """A claims table without rows (no record measured anything): :func:`posteval.claims.record_table` with
+    ``fill=CLAIMS`` fills every claim."""
     return pd.DataFrame(columns=["sentence", "estimate", "lo", "hi", "p", "p_holm", "n_seeds", "word", "record"])
 
 

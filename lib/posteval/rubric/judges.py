@@ -205,18 +205,6 @@ def train_set_judge(world: World, *, n: int = 4096, seed: int = 0, epochs: int =
     return SetJudge(net, "judge_e2")
 
 
-def load_judge(kind: str, world: World, state: dict):
-    """Rebuild a trained judge from :meth:`state` ("reader" or "set")."""
-    if kind == "reader":
-        net, cls, name = ReaderNet(world.n_types, world.n_criteria, world.n_levels), ReaderProxy, "proxy"
-    elif kind == "set":
-        net, cls, name = SetNet(world.n_criteria, world.n_levels), SetJudge, "judge_e2"
-    else:
-        raise ValueError(f"kind must be 'reader' or 'set', got {kind!r}")
-    net.load_state_dict(state)
-    return cls(net, name)
-
-
 class Ensemble:
     """Several proxies; ``votes`` stacks their predictions for :func:`reward.proxy_reward`."""
 

@@ -7,7 +7,7 @@ import platform
 import time
 from importlib import metadata
 
-from ..book import PORTABLE_KERNELS, device_name, git_commit
+from ..runtime import PORTABLE_KERNELS, device_name, git_commit
 
 #: Libraries whose versions change the numbers of the sweep.
 LIBRARIES = ("torch", "numpy", "pandas", "scipy", "transformers", "trl")

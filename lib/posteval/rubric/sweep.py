@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 import yaml
 
-from ..book import atomic_write_text
+from ..runtime import atomic_write_text
 from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
 from .provenance import sweep_provenance, sweep_seconds
 from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition

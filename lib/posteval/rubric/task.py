@@ -267,15 +267,6 @@ def encode_prompts(world: World, pairs: Pairs) -> torch.Tensor:
     return torch.as_tensor(np.concatenate([head, body], axis=1), dtype=torch.long)
 
 
-def rubric_flags_from_sets(sets, n_criteria: int) -> np.ndarray:
-    """``(n, K)`` 0/1 flags from a list of criterion collections."""
-    flags = np.zeros((len(sets), n_criteria), dtype=np.float32)
-    for i, s in enumerate(sets):
-        for k in s:
-            flags[i, int(k)] = 1.0
-    return flags
-
-
 def oracle_flags(world: World, pairs: Pairs) -> np.ndarray:
     """Flags of the true relevant set ``S(t)`` of each pair."""
     return world.relevant[pairs.types].astype(np.float32)
