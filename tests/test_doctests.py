@@ -43,7 +43,7 @@ def test_a_deprecated_alias_warns_and_still_works():
 
 #: modules whose public functions all carry their formula, a reference and a runnable example (issue 40: the
 #: whole of posteval.metrics and the model contract; the list grows module by module)
-DOCUMENTED = ["posteval.metrics.scores"]
+DOCUMENTED = ["posteval.metrics.scores", "posteval.metrics.spectrum"]
 REFERENCE = __import__("re").compile(r"\b(19|20)\d\d\b")  # a cited paper or book gives its year
 
 
