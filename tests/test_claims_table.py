@@ -285,12 +285,17 @@ def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
         assert rec[f"claim_sentence.{name}"] == table.loc[name, "sentence"]
         r = table.loc[name]
         assert rec[f"claim_ci.{name}"] == numformat.interval(r["estimate"], r["lo"], r["hi"])
-        assert conclusions(table).loc[r["sentence"], "estimate [interval]"] == rec[f"claim_ci.{name}"]
+        assert conclusions(table).loc[r["sentence"], "estimate [interval]"] == numformat.one_line(rec[f"claim_ci.{name}"])
     assert rec["claim.cal"] == "calibrated"
     shown = conclusions(table)
     assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", "p (Holm)", "verdict"]
     assert shown.loc["x is positive (this book)", "verdict"] == "yes"
     assert shown.loc["x is positive (this book)", "p (Holm)"] == "< 0.001"
+    chapter4 = conclusions(table.assign(n_seeds=[3, 5]), effect="difference [95 % interval]", p_holm=False, seeds=True)
+    assert chapter4.columns.tolist() == ["difference [95 % interval]", "verdict", "seeds"]
+    assert chapter4["seeds"].tolist() == [3, 5]
+    with pytest.raises(ValueError, match="n_seeds"):
+        conclusions(table.drop(columns="n_seeds", errors="ignore"), seeds=True)
     record_claims(table, prefix="ch.")
     assert "claim_lo.ch.up" in book.recorded()
     with pytest.raises(ValueError, match="missing columns"):

@@ -79,14 +79,34 @@ def _interval_text(r) -> str:
     return numformat.interval(r["estimate"], r["lo"], r["hi"])
 
 
-def conclusions(table: pd.DataFrame, *, columns=("claim", "estimate [interval]", "p (Holm)", "verdict")) -> pd.DataFrame:
-    """The claims as a reader's table: sentence, estimate [interval], Holm-adjusted p, word, in the
-    book's number format ("–" where a claim has no measured estimate, e.g. a claim made of parts)."""
-    rows = {r["sentence"]: [_interval_text(r),
-                            "< 0.001" if r["p_holm"] < 0.001 else numformat.number(r["p_holm"], 2), r["word"]]
-            for _, r in table.iterrows()}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(columns[1:]))
-    return out.rename_axis(columns[0])
+def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_holm: bool = True,
+                seeds: bool = False) -> pd.DataFrame:
+    """The claims as a reader's table, one row per claim sentence: the effect with its interval,
+    the Holm-adjusted p-value (``p_holm``) and the word, in the book's number format ("–" where a
+    claim has no measured estimate, e.g. a claim made of parts).
+
+    ``effect`` names the effect's column (chapter 4 says "difference [95 % interval]"); ``seeds``
+    adds the number of seeds each claim was decided on (a table read from several records, with
+    ``n_seeds``). The interval text is the prose's ``claim_ci.<name>`` kept on one line
+    (:func:`posteval.numformat.one_line`).
+
+    Example
+    -------
+    >>> t = pd.DataFrame({"sentence": ["A beats B"], "estimate": [0.12], "lo": [0.05], "hi": [0.19],
+    ...                   "p_holm": [0.0004], "word": ["yes"]})
+    >>> conclusions(t).iloc[0].tolist() == [numformat.one_line("0.12 [0.05, 0.19]"), "< 0.001", "yes"]
+    True
+    """
+    if seeds and "n_seeds" not in table.columns:
+        raise ValueError("seeds=True needs the column n_seeds (a claims table read from records)")
+    out = pd.DataFrame({effect: [numformat.one_line(_interval_text(r)) for _, r in table.iterrows()]},
+                       index=pd.Index(table["sentence"].to_numpy(), name="claim"))
+    if p_holm:
+        out["p (Holm)"] = ["< 0.001" if p < 0.001 else numformat.number(p, 2) for p in table["p_holm"]]
+    out["verdict"] = table["word"].to_numpy()
+    if seeds:
+        out["seeds"] = table["n_seeds"].astype(int).to_numpy()
+    return out
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:

@@ -35,10 +35,12 @@ from numbers import Integral, Real
 
 import pandas as pd
 
-__all__ = ["MISSING", "number", "with_decimals", "interval", "interval_decimals", "is_missing", "table"]
+__all__ = ["MISSING", "NBSP", "number", "with_decimals", "interval", "interval_decimals", "is_missing", "one_line", "table"]
 
 #: How a missing value is written (the page says why in a footnote).
 MISSING = "–"
+#: the no-break space of :func:`one_line`
+NBSP = "\u00a0"
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _SMALL = 1e-4  # below this (and not zero) a number is written as a power of ten
 
@@ -161,6 +163,16 @@ def interval(estimate, lo, hi, digits: int = 3) -> str:
     if d is None:
         return f"{number(estimate, digits)} [{number(lo, digits)}, {number(hi, digits)}]"
     return f"{with_decimals(estimate, d)} [{with_decimals(lo, d)}, {with_decimals(hi, d)}]"
+
+
+def one_line(text) -> str:
+    """``text`` with its spaces made no-break (:data:`NBSP`), so that "0.12 [0.05, 0.19]" or
+    "0.85 ± 0.07" stays on one line of a table cell.
+
+    >>> one_line(interval(0.12, 0.05, 0.19)) == "0.12\u00a0[0.05,\u00a00.19]"
+    True
+    """
+    return str(text).replace(" ", NBSP)
 
 
 def table(frame, digits: int = 3):

@@ -37,13 +37,14 @@ import shutil
 import sys
 import tempfile
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from .. import __version__, plotting
 from ..plotting.palette import user_colours
@@ -52,7 +53,7 @@ from . import ranking, report_page
 from ._validation import DEFAULT_LEVELS
 from .array_files import ArraySource, InputFileError, open_array, sha256_of, split_spec
 from .calibration import tarp_frame, tarp_references
-from .report import concat_event_values, event_values, protocol_table
+from .report import EventValues, concat_event_values, event_values, protocol_table
 from .report_page import format_interval, format_number
 
 PROG = "python -m posteval.metrics"
@@ -105,7 +106,17 @@ def _kinds(specs: list[str] | None) -> dict[str, str]:
 def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...], truth_where: str,
                declared: str | None, name: str) -> str:
     """"samples" or "points" for an array of ``shape`` beside the truth, by the shape rules of the
-    module docstring; an array that fits neither, or fits both without ``declared``, is an error."""
+    module docstring; an array that fits neither, or fits both without ``declared``, is an error.
+
+    Samples (n, m[, d]) are an ensemble forecast scored by CRPS(F, y) = E|X - y| - 1/2 E|X - X'|;
+    points (n[, d]) a point mass, whose CRPS is |x - y| (Gneiting and Raftery (2007), *J. Amer.
+    Statist. Assoc.* 102, eq. 21). Raises :class:`InputFileError`.
+
+    >>> model_kind((40, 8), "flow.npy", (40,), "truth.npy", None, "flow")
+    'samples'
+    >>> model_kind((40, 1), "reg.npy", (40,), "truth.npy", "points", "reg")  # (n, 1) reads both ways
+    'points'
+    """
     n = truth_shape[0]
     if shape[0] != n:
         swapped = [i for i, s in enumerate(shape) if s == n and i > 0]
@@ -137,7 +148,18 @@ def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...],
 
 def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | None, dims: str | None,
                 kinds: list[str] | None = None) -> Inputs:
-    """Open and check every input (models stay on disk, read later chunk by chunk)."""
+    """Open and check every input (models stay on disk, read later chunk by chunk).
+
+    ``samples`` are ``NAME=FILE[:KEY]``, ``calibration`` ``NAME=PRED_FILE[:KEY],TRUTH_FILE[:KEY]``,
+    ``dims`` comma-separated names, ``kinds`` ``NAME=points|samples`` (the command's options).
+    Files are read as :func:`~posteval.metrics.array_files.open_array` says: the NumPy ``.npy``
+    format (NEP 1, 2007), ``.npz``, HDF5 or Parquet. Raises :class:`InputFileError`.
+
+    >>> np.save("truth.npy", np.arange(4.0)); np.save("flow.npy", np.zeros((4, 3)))
+    >>> inputs = load_inputs(["flow=flow.npy"], "truth.npy", None, "pt")
+    >>> inputs.models["flow"][1], inputs.dim_names, inputs.truth.shape
+    ('samples', ['pt'], (4,))
+    """
     truth_src = open_array(truth_spec)
     if truth_src.ndim not in (1, 2):
         raise InputFileError(f"{truth_src.where}: truth must be (n,) or (n, d), got shape {truth_src.shape}")
@@ -199,9 +221,23 @@ def _workers() -> int:
     return max(1, min(4, cores))
 
 
-def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool, progress: bool = True):
+def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool,
+                 progress: bool = True) -> dict[str, EventValues]:
     """{model: EventValues}: samplers read and scored in chunks of about 64 MiB, a few chunks at a
-    time in threads (at most ``2 x workers`` chunks in memory), joined in order."""
+    time in threads (at most ``2 x workers`` chunks in memory), joined in order.
+
+    Per event (:func:`~posteval.metrics.report.event_values`): CRPS = E|X - y| - 1/2 E|X - X'|,
+    the coverage codes of |2 PIT - 1|, with ``energy`` the energy score E||X - y|| - 1/2 E||X - X'||
+    (all pairs, or :data:`ENERGY_SHIFTS` cyclic shifts when m > ENERGY_SHIFTS + 1), and for
+    samplers the TARP credibility and spread-skill terms. References: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eqs. 21-22;
+    Lemos et al. (2023), ICML (TARP); Fortin et al. (2014), *J. Hydrometeor.* 15 (spread-skill).
+
+    >>> np.save("truth.npy", np.array([0.0, 1.0])); np.save("flow.npy", np.array([[0.0, 2.0], [1.0, 1.0]]))
+    >>> values = score_models(load_inputs(["flow=flow.npy"], "truth.npy", None, None), crps_estimator="nrg",
+    ...                       seed=0, energy=False, progress=False)
+    >>> values["flow"].crps.tolist()  # 1 - 2 / 4 and 0
+    [[0.5], [0.0]]
+    """
 
 
     t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
@@ -244,8 +280,24 @@ def _shifts(m: int) -> int | None:
 # ---------------------------------------------------------------------------------------------
 # sentences, tables, files
 # ---------------------------------------------------------------------------------------------
-def sentences(leads, calib, joint, dim_names: list[str]) -> list[str]:
-    """The report's answers, one sentence per metric and dimension, then one per sampler."""
+def sentences(leads: pd.DataFrame, calib: pd.DataFrame, joint: pd.DataFrame, dim_names: list[str]) -> list[str]:
+    """The report's answers, one sentence per metric and dimension, then one per sampler.
+
+    ``leads``, ``calib`` and ``joint`` are the tables of :func:`~posteval.metrics.ranking.leads`
+    and :func:`~posteval.metrics.ranking.calibration`. A lead is the difference
+    D = metric(best) - metric(other) with its bootstrap percentile interval, "resolved" when the
+    interval lies below 0 and the Holm-adjusted p-value below 1 - ci; a sampler's verdict compares
+    its coverage deviation with an exact sampler's margin. References: Holm (1979), *Scand. J.
+    Statist.* 6; Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13;
+    Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (calibration).
+
+    >>> leads = pd.DataFrame({"metric": ["crps"], "dimension": ["dim0"], "best": ["flow"], "other": ["reg"],
+    ...                       "difference": [-0.06], "difference_lo": [-0.1], "difference_hi": [-0.02],
+    ...                       "verdict": ["yes"]})
+    >>> no_sampler = pd.DataFrame(columns=["model", "verdict", "dimension"])
+    >>> sentences(leads, no_sampler, pd.DataFrame(), ["dim0"])
+    ['flow has the lowest CRPS; its lead is resolved over reg (difference −0.06000 [−0.1000, −0.02000]).']
+    """
     out = []
     for (metric, dim), group in leads.groupby(["metric", "dimension"], sort=False):
         best = group["best"].iloc[0]
@@ -287,23 +339,48 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def md_cell(v) -> str:
-    """A Markdown table cell: numbers formatted, text with ``|`` escaped and no line breaks."""
+def md_cell(v: object) -> str:
+    """A Markdown table cell: numbers formatted, text with ``|`` escaped and no line breaks.
+
+    Numbers as :func:`~posteval.metrics.report_page.format_number` writes them (integers
+    without decimals); in text a backslash and a pipe are escaped, as a cell of a table of the
+    GitHub Flavored Markdown Spec, version 0.29-gfm (2019), sec. 4.10 (tables extension), needs.
+
+    >>> print(md_cell(0.519412), md_cell(3), md_cell("a|b"), md_cell("two\\nlines"))
+    0.5194 3 a\\|b two lines
+    """
     if isinstance(v, (float, np.floating, int, np.integer)) and not isinstance(v, bool):
         return format_number(v, integer=isinstance(v, (int, np.integer)))
     return str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
 
 
-def markdown_table(frame) -> str:
-    """A GitHub-flavoured Markdown table, numbers to 4 significant digits."""
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table, numbers to 4 significant digits.
+
+    A header row, a delimiter row and one row per record, each cell as :func:`md_cell` writes it
+    (GitHub Flavored Markdown Spec, version 0.29-gfm (2019), sec. 4.10, tables extension).
+
+    >>> print(markdown_table(pd.DataFrame({"model": ["flow", "reg"], "crps": [0.519412, 0.6]})), end="")
+    | model | crps |
+    |---|---|
+    | flow | 0.5194 |
+    | reg | 0.6000 |
+    """
     head = "| " + " | ".join(md_cell(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *rows]) + "\n"
 
 
-def csv_safe(frame):
-    """A copy whose text cells cannot start a spreadsheet formula (a leading = + - @ gets a ')."""
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells cannot start a spreadsheet formula (a leading = + - @ gets a ').
+
+    For ``protocol.csv``, a CSV file as RFC 4180 (2005) specifies (written by pandas); numbers
+    are left as they are.
+
+    >>> csv_safe(pd.DataFrame({"model": ["=1+1", "flow"], "crps": [0.5, -0.25]})).to_dict("list")
+    {'model': ["'=1+1", 'flow'], 'crps': [0.5, -0.25]}
+    """
     out = frame.copy()
     for col in out.columns:
         if any(isinstance(v, str) for v in out[col]):
@@ -316,9 +393,18 @@ def _records(frame) -> list[dict]:
     return json.loads(frame.to_json(orient="records"))
 
 
-def input_digests(inputs: Inputs):
+def input_digests(inputs: Inputs) -> Future[dict[str, str]]:
     """A started thread's future of {file path: sha256} of every input file (hashing releases the
-    GIL, so it runs beside the scoring)."""
+    GIL, so it runs beside the scoring).
+
+    Each digest is SHA-256 (FIPS 180-4, NIST, 2015) of the file's bytes, in hexadecimal
+    (:func:`~posteval.metrics.array_files.sha256_of`).
+
+    >>> np.save("truth.npy", np.arange(4.0)); np.save("flow.npy", np.zeros((4, 3)))
+    >>> digests = input_digests(load_inputs(["flow=flow.npy"], "truth.npy", None, None)).result()
+    >>> sorted(digests), len(digests["flow.npy"])
+    (['flow.npy', 'truth.npy'], 64)
+    """
 
     paths = []
     for info in inputs.sources.values():
@@ -332,8 +418,20 @@ def input_digests(inputs: Inputs):
     return future
 
 
-def provenance(argv: list[str], inputs: Inputs, args, digests: dict[str, str]) -> dict:
-    """Version, command line, date, inputs (with sha256) and the estimators of one report."""
+def provenance(argv: list[str], inputs: Inputs, args: argparse.Namespace, digests: dict[str, str]) -> dict[str, object]:
+    """Version, command line, date, inputs (with sha256) and the estimators of one report.
+
+    The date is UTC in the RFC 3339 (2002) form of ISO 8601 (``2025-01-31T12:00:00+00:00``); the
+    digests are SHA-256 (FIPS 180-4, 2015); the command line is quoted as a POSIX shell reads it.
+
+    >>> np.save("truth.npy", np.arange(4.0)); np.save("flow.npy", np.zeros((4, 3)))
+    >>> argv = ["report", "--samples", "flow=flow.npy", "--truth", "truth.npy", "--out", "rep"]
+    >>> inputs = load_inputs(["flow=flow.npy"], "truth.npy", None, None)
+    >>> args, digests = build_parser().parse_args(argv), input_digests(inputs).result()
+    >>> prov = provenance(["protocol-report", *argv[1:]], inputs, args, digests)
+    >>> prov["command"], prov["inputs"]["flow"]["kind"], prov["crps_estimator"], prov["ci"]
+    ('protocol-report --samples flow=flow.npy --truth truth.npy --out rep', 'samples', 'nrg', 0.95)
+    """
     files = {}
     for name, info in inputs.sources.items():
         path, key = split_spec(info["spec"])
@@ -360,8 +458,30 @@ def provenance(argv: list[str], inputs: Inputs, args, digests: dict[str, str]) -
     }
 
 
-def write_report(inputs: Inputs, args, out: Path, argv: list[str], *, progress: bool = True):
-    """Score, decide, draw and write every report file into ``out``; returns (files, summary)."""
+def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list[str], *,
+                 progress: bool = True) -> tuple[dict[str, Path], list[str]]:
+    """Score, decide, draw and write every report file into ``out``; returns (files, summary).
+
+    The numbers are those of :func:`~posteval.metrics.report.protocol_table` (CRPS, Gneiting and
+    Raftery (2007), eq. 21; coverage, Gneiting, Balabdaoui and Raftery (2007); paired bootstrap
+    percentile intervals, Efron and Tibshirani (1993), ch. 13) and the verdicts those of
+    :mod:`~posteval.metrics.ranking` (Holm (1979)). The files: ``protocol.csv`` (RFC 4180, 2005),
+    ``protocol.json`` (RFC 8259, 2017: NaN written as null), ``protocol.md`` (GitHub Flavored
+    Markdown 0.29-gfm, 2019), one PNG per dimension (W3C PNG Specification, 2003) and
+    ``report.html`` (:func:`~posteval.metrics.report_page.html_page`).
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=40)
+    >>> np.save("truth.npy", x + rng.normal(size=40)); np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
+    >>> argv = ["report", "--samples", "flow=flow.npy", "--truth", "truth.npy", "--n-boot", "100", "--out", "rep"]
+    >>> args = build_parser().parse_args(argv)
+    >>> files, summary = write_report(load_inputs(args.samples, args.truth, None, None), args, args.out,
+    ...                               [PROG, *argv], progress=False)
+    >>> sorted(files)
+    ['protocol.csv', 'protocol.json', 'protocol.md', 'protocol_0_dim0.png', 'report.html']
+    >>> json.loads(files["protocol.json"].read_text())["protocol"][0]["model"]
+    'flow'
+    """
     matplotlib.use("Agg")  # files only, never a window
     energy = inputs.truth.ndim == 2
     digests = input_digests(inputs)
@@ -492,6 +612,16 @@ def _count(minimum: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m posteval.metrics report`` (its options and defaults).
+
+    Options follow the utility conventions of POSIX.1-2017 (IEEE Std 1003.1-2017, ch. 12) with
+    GNU-style long options (``--name value``); a usage error exits with status 2.
+
+    >>> args = build_parser().parse_args(["report", "--samples", "flow=flow.npy", "--truth", "truth.npy",
+    ...                                   "--out", "rep"])
+    >>> args.samples, args.ci, args.n_boot, args.crps_estimator, args.bins, args.n_perm
+    (['flow=flow.npy'], 0.95, 1000, 'nrg', 20, 0)
+    """
     parser = argparse.ArgumentParser(prog=PROG, description="The evaluation protocol of the book on your own model's samples.")
     parser.add_argument("--version", action="version", version=f"posteval {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -521,7 +651,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m posteval.metrics``; returns the exit code."""
+    """Entry point of ``python -m posteval.metrics``; returns the exit code.
+
+    Reads the inputs, writes the report (:func:`write_report`: CRPS of Gneiting and Raftery
+    (2007), calibration after Gneiting, Balabdaoui and Raftery (2007), leads with Holm (1979)),
+    prints the summary sentences and the files written, and returns 0; an unusable input
+    prints a one-line error to stderr and returns 2.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=40)
+    >>> np.save("truth.npy", x + rng.normal(size=40)); np.save("reg.npy", x)
+    >>> np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
+    >>> main(["report", "--quiet", "--samples", "flow=flow.npy", "--samples", "reg=reg.npy",
+    ...       "--truth", "truth.npy", "--n-boot", "100", "--out", "rep"])
+    flow has the lowest CRPS; its lead is ...
+    report.html: rep...report.html
+    0
+    >>> main(["report", "--samples", "flow=missing.npy", "--truth", "truth.npy", "--out", "rep"])
+    2
+    """
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     try:
@@ -538,5 +686,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report_main() -> int:
-    """Entry point of the ``protocol-report`` console script (the ``report`` command)."""
+    """Entry point of the ``protocol-report`` console script (the ``report`` command).
+
+    ``main(["report", *sys.argv[1:]])``: the report of :func:`main` (CRPS of Gneiting and Raftery
+    (2007), calibration after Gneiting, Balabdaoui and Raftery (2007)); returns the exit code.
+
+    >>> import sys
+    >>> saved, sys.argv = sys.argv, ["protocol-report", "--samples", "a=missing.npy", "--truth", "missing.npy",
+    ...                               "--out", "rep"]
+    >>> try:
+    ...     report_main()  # a one-line error on stderr
+    ... finally:
+    ...     sys.argv = saved
+    2
+    """
     return main(["report", *sys.argv[1:]])

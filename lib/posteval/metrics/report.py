@@ -10,11 +10,12 @@ coverage errors, paired bootstrap intervals). :func:`protocol_report` is both st
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, levels_array, power_of_two_scale, rescaled,
@@ -68,6 +69,7 @@ class EventValues:
 
     @property
     def n(self) -> int:
+        """The number of events."""
         return self.point.shape[0]
 
 
@@ -76,11 +78,12 @@ def _back(scaled_value: float, scale: float, name: str) -> float:
     return float(rescaled(np.asarray(scaled_value), scale, name))
 
 
-def _sorted_levels(levels) -> np.ndarray:
+def _sorted_levels(levels: ArrayLike) -> np.ndarray:
     return np.sort(levels_array(levels))
 
 
-def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, point_from: str = "sample",
+def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", levels: ArrayLike = DEFAULT_LEVELS,
+                 point_from: str = "sample",
                  crps_estimator: str = "nrg", energy: bool = False, energy_shifts: int | None = None,
                  calibration: tuple[np.ndarray, np.ndarray] | None = None, seed: int = 0,
                  tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False) -> EventValues:
@@ -100,12 +103,25 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
     (:func:`concat_event_values`) to the values of all of them; the conformal codes need every
     test event at once (their tie-breaking draws one stream).
 
+    Formulas, per event and dimension: CRPS(F, y) = E|X - y| - 1/2 E|X - X'| (|x - y| for a point
+    mass); the raw code is #{l : a_l < |2 PIT - 1|} over the sorted levels a_l, with
+    PIT = #{x_j < y} / m + #{x_j = y} / (2 m), so that the central interval of level a_l holds the
+    truth exactly when code <= l; the energy score is E||X - y|| - 1/2 E||X - X'||.
+
+    References: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eq. 21 (CRPS) and
+    eq. 22 (energy score); Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (PIT
+    and calibration); Lei et al. (2018), *J. Amer. Statist. Assoc.* 113 (split conformal); Lemos et
+    al. (2023), ICML (TARP); Fortin et al. (2014), *J. Hydrometeor.* 15 (spread-skill).
+
     Example
     -------
-    >>> rng = np.random.default_rng(0)
-    >>> v = event_values(rng.normal(size=(50, 16)), rng.normal(size=50))
-    >>> v.kind, v.m, v.crps.shape
-    ('samples', 16, (50, 1))
+    >>> v = event_values([[0.0, 2.0], [1.0, 3.0]], [1.0, 0.0], levels=[0.5, 0.9])
+    >>> v.kind, v.m, v.crps.tolist()  # E|X - y| - |x_1 - x_2| / 4: 1 - 0.5 and 2 - 0.5
+    ('samples', 2, [[0.5], [1.5]])
+    >>> v.raw_codes.tolist()  # |2 PIT - 1| = 0 (inside both intervals), 1 (inside neither: code 2)
+    [[0], [2]]
+    >>> event_values([0.5, 1.0], [1.0, 0.0]).crps.tolist()  # a point prediction: |x - y|
+    [[0.5], [1.0]]
     """
     if point_from not in ("sample", "mean"):
         raise ValueError(f"point_from: expected 'sample' or 'mean', got {point_from!r}")
@@ -148,7 +164,19 @@ def event_values(pred, truth, *, name: str = "pred", levels=DEFAULT_LEVELS, poin
 
 
 def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
-    """The values of consecutive chunks of events of one model, joined along the events."""
+    """The values of consecutive chunks of events of one model, joined along the events.
+
+    Every per-event value depends on its own event only, and the protocol's scores are means over
+    events, S = (1/n) sum_i S(F_i, y_i), so the joined chunks give the values (and the table) of
+    all events at once (Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102: forecasts are
+    ranked by their average score over forecast cases). Raises ValueError for chunks of different kinds or m.
+
+    >>> rng = np.random.default_rng(0)
+    >>> samples, truth = rng.normal(size=(100, 8)), rng.normal(size=100)
+    >>> joined = concat_event_values([event_values(samples[:60], truth[:60]), event_values(samples[60:], truth[60:])])
+    >>> joined.n, bool(np.array_equal(joined.crps, event_values(samples, truth).crps))
+    (100, True)
+    """
     if not parts:
         raise ValueError("parts: no chunks given")
     first = parts[0]
@@ -169,12 +197,12 @@ def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
 
 
 def protocol_report(
-    name_to_samples: Mapping[str, np.ndarray],
-    truth,
+    name_to_samples: Mapping[str, ArrayLike],
+    truth: ArrayLike,
     *,
     dim_names: Sequence[str] | None = None,
-    levels=DEFAULT_LEVELS,
-    bins=20,
+    levels: ArrayLike = DEFAULT_LEVELS,
+    bins: int | ArrayLike = 20,
     point_from: str = "sample",
     calibration: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
     crps_estimator: str = "nrg",
@@ -229,6 +257,27 @@ def protocol_report(
     interval columns when ``ci`` is given. Raw and conformal coverage errors answer different
     questions (is the sampler calibrated / how far is the conformalised interval from nominal,
     which split conformal guarantees on average) and are not to be ranked together.
+
+    Formulas, per model and dimension over the n events: rmse = sqrt(mean_i (x_i - y_i)^2) and
+    mae = mean_i |x_i - y_i| of the point values x_i; crps = mean_i CRPS(F_i, y_i); chi2 the binned
+    two-sample chi-square of the point values against the truth
+    (:func:`~posteval.metrics.spectrum.spectrum_test`); coverage error = max_l |cov(a_l) - a_l|
+    with cov(a) = #{i : |2 PIT_i - 1| <= a} / n; intervals are bootstrap percentile intervals.
+
+    References: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eq. 21 (CRPS);
+    Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (PIT, calibration);
+    Pearson (1900), *Phil. Mag.* 50 (chi-square); Efron and Tibshirani (1993), *An Introduction
+    to the Bootstrap*, ch. 13 (percentile intervals).
+
+    Example: a point model off by 0.5 everywhere, and a sampler of two draws per event.
+
+    >>> truth = [0.0, 1.0, 2.0, 3.0]
+    >>> table = protocol_report({"shifted": [0.5, 1.5, 2.5, 3.5],
+    ...                          "sampler": [[0.0, 2.0], [1.0, 1.0], [2.0, 2.0], [2.0, 4.0]]}, truth, bins=2)
+    >>> table[["model", "rmse", "mae", "crps", "coverage_error_raw"]]  # crps: (0.5 + 0 + 0 + 0.5) / 4
+         model  rmse   mae  crps  coverage_error_raw
+    0  shifted   0.5  0.50  0.50                 NaN
+    1  sampler   0.5  0.25  0.25                 0.7
     """
     if not isinstance(name_to_samples, Mapping):
         raise ValueError(f"name_to_samples: expected a mapping {{model name: predictions}}, got {type(name_to_samples).__name__}")
@@ -253,11 +302,11 @@ def protocol_report(
 
 def protocol_table(
     values: Mapping[str, EventValues],
-    truth,
+    truth: ArrayLike,
     *,
     dim_names: Sequence[str] | None = None,
-    levels=DEFAULT_LEVELS,
-    bins=20,
+    levels: ArrayLike = DEFAULT_LEVELS,
+    bins: int | ArrayLike = 20,
     n_perm: int = 0,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -270,6 +319,16 @@ def protocol_table(
     :func:`protocol_report` (``levels`` must be the levels the values were coded with). The
     spectrum test of a model uses its point values; the coverage error at the sorted levels
     a_l is max_l |#{codes <= l} / n - a_l|.
+
+    References: as :func:`protocol_report`: Gneiting and Raftery (2007), eq. 21 (CRPS); Gneiting,
+    Balabdaoui and Raftery (2007) (coverage of central intervals); Efron and Tibshirani (1993),
+    ch. 13 (the paired bootstrap's percentile intervals).
+
+    >>> rng = np.random.default_rng(0)
+    >>> samples, truth = rng.normal(size=(200, 16)), rng.normal(size=200)
+    >>> table = protocol_table({"flow": event_values(samples, truth)}, truth)
+    >>> bool(table.equals(protocol_report({"flow": samples}, truth)))
+    True
     """
     if not values:
         raise ValueError("values: no models given")
@@ -368,8 +427,12 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
     return out, reps
 
 
-def replicate_row(name: str, replicate: int, *, untrained=("oracle",)) -> str:
+def replicate_row(name: str, replicate: int, *, untrained: Collection[str] = ("oracle",)) -> str:
     """Row name of one model and replicate in a replicated protocol table (an untrained model has one row).
+
+    One row per training seed of each trained model, so that training variance can be seen
+    beside the event-sampling variance (Bouthillier et al. (2021), "Accounting for variance in
+    machine learning benchmarks", MLSys 3; :func:`~posteval.metrics.intervals.replicate_interval`).
 
     >>> replicate_row("flow", 2), replicate_row("oracle", 2)
     ('flow #2', 'oracle')

@@ -33,7 +33,7 @@ import base64
 import html
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -104,11 +104,16 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def format_number(value, *, integer: bool = False) -> str:
+def format_number(value: numbers.Real | None, *, integer: bool = False) -> str:
     """A number as the page shows it: 4 significant digits, ``–`` for NaN/None, never ``-0``.
 
     ``integer=True`` writes a whole number without decimals. Negative numbers use the minus
-    sign U+2212; exponents are short (``1.235e5``, ``1e\u22125``).
+    sign U+2212; exponents are short (``1.235e5``, ``1e\u22125``). The text is v rounded to
+    4 significant digits, mantissa x 10^e with 1 <= |mantissa| < 10 when e < -4 or e >= 4
+    (Python's ``#.4g``), else plain decimals.
+
+    Reference: U+2212 MINUS SIGN of The Unicode Standard, version 15.0 (2022), Mathematical
+    Operators block (the minus sign of ISO 80000-2:2019).
 
     >>> format_number(0.519412), format_number(0.517), format_number(-0.0), format_number(float("nan"))
     ('0.5194', '0.5170', '0', '–')
@@ -130,8 +135,21 @@ def format_number(value, *, integer: bool = False) -> str:
     return text.replace("-", MINUS)
 
 
-def format_interval(estimate, lo, hi, *, integer: bool = False) -> str:
-    """``estimate [lo, hi]``; the estimate alone when a bound is missing, ``–`` without it."""
+def format_interval(estimate: numbers.Real | None, lo: numbers.Real | None, hi: numbers.Real | None, *,
+                    integer: bool = False) -> str:
+    """``estimate [lo, hi]``; the estimate alone when a bound is missing, ``–`` without it.
+
+    Each number as :func:`format_number` writes it. The report's intervals are bootstrap
+    percentile intervals [lo, hi] (Efron and Tibshirani (1993), *An Introduction to the
+    Bootstrap*, ch. 13).
+
+    >>> format_interval(0.519412, 0.517, 0.5218)
+    '0.5194 [0.5170, 0.5218]'
+    >>> format_interval(-2.0, float("nan"), 1.0), format_interval(None, 0.0, 1.0)
+    ('−2.000', '–')
+    >>> format_interval(19.0, 17.0, 21.0, integer=True)
+    '19 [17, 21]'
+    """
     if _is_missing(estimate):
         return MISSING
     text = format_number(estimate, integer=integer)
@@ -318,8 +336,8 @@ def _check_figures(figures) -> list[tuple[str, bytes]]:
     return out
 
 
-def html_page(*, title: str, summary: list[str], sections: list[tuple[str, pd.DataFrame, str]],
-              figures: list[tuple[str, bytes]], provenance: dict, notes: list[str] = ()) -> str:
+def html_page(*, title: str, summary: Sequence[str], sections: Sequence[tuple[str, pd.DataFrame, str]],
+              figures: Sequence[tuple[str, bytes]], provenance: Mapping[str, object], notes: Sequence[str] = ()) -> str:
     """The report as one HTML document (a string), laid out to fit a 1,280 px window.
 
     In order: the title; the ``summary`` sentences (the report's answers) as a bulleted list;
@@ -328,6 +346,10 @@ def html_page(*, title: str, summary: list[str], sections: list[tuple[str, pd.Da
     the ``figures`` (caption, PNG bytes) embedded as captioned images; the ``notes``; and the
     ``provenance`` mapping as a definition list (nested mappings and lists kept readable). All
     text is escaped; numbers are formatted as :func:`format_number` says.
+
+    Reference: the document is HTML5 (W3C Recommendation, 2014) with an inline style sheet; each
+    figure is a ``data:`` URI (RFC 2397, 1998) of its PNG bytes (W3C PNG Specification, second
+    edition, 2003), base64-encoded as RFC 4648 (2006), sec. 4, says.
 
     >>> import pandas as pd
     >>> table = pd.DataFrame({"model": ["flow", "mdn"], "crps": [0.51941, 0.5302],
