@@ -43,7 +43,8 @@ def test_a_deprecated_alias_warns_and_still_works():
 
 #: modules whose public functions all carry their formula, a reference and a runnable example (issue 40: the
 #: whole of posteval.metrics and the model contract; the list grows module by module)
-DOCUMENTED = ["posteval.metrics.scores", "posteval.metrics.spectrum"]
+DOCUMENTED = [f"posteval.metrics.{m}" for m in ("array_files", "calibration", "cli", "coverage", "report", "report_page",
+                                                 "resolution", "scores", "spectrum", "uncertainty")]
 REFERENCE = __import__("re").compile(r"\b(19|20)\d\d\b")  # a cited paper or book gives its year
 
 
