@@ -61,7 +61,17 @@ CLAIM_KEYS = ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "cla
 
 
 def claim_words() -> tuple[str, ...]:
-    """Every word a claim can take."""
+    """Every word a claim can take: the verdicts of :mod:`~posteval.metrics.verdicts` ("yes", "no",
+    "not resolved") followed by the calibration words (:data:`CALIBRATION_WORDS`).
+
+    Reference: "no" covers both a refuted claim and an equivalence (an interval inside the margin,
+    Schuirmann 1987, *J. Pharmacokinet. Biopharm.* 15, 657); "under-covers" / "over-covers" are the
+    under- and overdispersed forecasts of Gneiting, Balabdaoui and Raftery (2007), "Probabilistic
+    forecasts, calibration and sharpness", *J. R. Statist. Soc. B* 69, 243.
+
+    >>> claim_words()
+    ('yes', 'no', 'not resolved', 'calibrated', 'under-covers', 'over-covers')
+    """
     return (*VERDICTS, *CALIBRATION_WORDS.values())
 
 
@@ -98,7 +108,7 @@ class Claim:
     words: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or any(c.isspace() for c in self.name):
             raise ValueError(f"name: expected a key without spaces, got {self.name!r}")
         if not isinstance(self.sentence, str) or not self.sentence.strip():
@@ -162,6 +172,40 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
 
     ``intervals`` gives a ready interval per claim name (e.g. a log ratio); all other claims are
     measured in ``measure``. Claims of ``parts`` come after the claims they name.
+
+    The rules (see the module docstring), with alpha = (1 - level) / 2 and [lo, hi] the effect's
+    interval (:meth:`~posteval.metrics.intervals.Interval.p_value` its dual p-values):
+
+    * direction +-1: p = the one-sided p-value of effect = 0 in the claimed direction; "yes" when
+      p_holm < alpha; "no" when [lo, hi] excludes 0 on the other side or lies inside
+      [-margin, margin] (with at least ``min_seeds_equivalence`` seeds where seeds vary);
+    * direction 0: p = max(p(effect <= -margin), p(effect >= margin)), the two one-sided tests;
+      ``words["yes"]`` when p_holm < alpha with enough seeds, else the side of a signed question or
+      "no" beyond the margin, else "not resolved";
+    * Holm's adjustment within each ``family``, p_holm = :func:`~posteval.metrics.verdicts.holm`;
+    * ``parts``: "yes" if every part is, "no" if one is; p = max of the parts' p (not adjusted).
+
+    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Schuirmann (1987),
+    *J. Pharmacokinet. Biopharm.* 15, 657 (two one-sided tests); Berger (1982), *Technometrics* 24,
+    295 (intersection-union claims of parts).
+
+    Example: five seeds per model; Holm doubles the smaller p (0.0007 -> 0.0013); the equivalence p is
+    the larger of its two one-sided p-values:
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> m = Measurements(seed_values={"crps": {"flow": [1.00, 1.10, 0.90, 1.00, 1.00],
+    ...                                        "mse": [1.08, 1.22, 0.97, 1.10, 1.06],
+    ...                                        "twin": [1.01, 1.09, 0.92, 1.02, 0.99]}})
+    >>> claims = [Claim("lower", "the flow has a lower CRPS than MSE regression (paper)", "crps", "flow", "mse",
+    ...                 direction=-1),
+    ...           Claim("same", "the twin's CRPS is the flow's within 0.05 (paper)", "crps", "twin", "flow",
+    ...                 direction=0, margin=0.05, margin_reason="about half the flow's lead"),
+    ...           Claim("both", "both hold (paper)", parts=("lower", "same"))]
+    >>> print(evaluate_claims(claims, m)[["estimate", "lo", "hi", "p", "p_holm", "word"]].round(4).to_string())
+           estimate      lo      hi       p  p_holm word
+    lower    -0.086 -0.1159 -0.0561  0.0007  0.0013  yes
+    same      0.006 -0.0128  0.0248  0.0015  0.0015  yes
+    both      0.006 -0.0128  0.0248  0.0015  0.0015  yes
     """
     level = level_value(level)
     given = dict(intervals or {})

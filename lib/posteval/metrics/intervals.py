@@ -56,11 +56,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from ._validation import finite_array, level_value, positive_int, real_array
@@ -135,7 +136,7 @@ class Interval:
     n_events: int | None
     transform: str = "identity"
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[float]:
         """``mean, lo, hi = interval`` unpacks the three numbers."""
         return iter((self.estimate, self.lo, self.hi))
 
@@ -211,12 +212,30 @@ def _scores(scores, name: str) -> np.ndarray:
     return s
 
 
-def event_interval(scores, *, level: float = 0.95, transform: str = "identity") -> Interval:
+def event_interval(scores: ArrayLike, *, level: float = 0.95, transform: str = "identity") -> Interval:
     """Rule 1: the mean of per-event ``scores`` (n,) or (n, S) and its seed-and-event interval.
 
-    ``transform`` ("log" for positive scores, "logit" for fractions in (0, 1)) puts the rule on
-    that scale by the delta method (variances times f'(mean)^2) and maps the bounds back.
+    With x_is the score of event i under seed s (i = 1..n, s = 1..S) and xbar their mean,
 
+        V_seed = var_s(mean_i x_is) / S,   V_event = var_i(mean_s x_is) / n   (ddof = 1),
+        [lo, hi] = xbar -+ sqrt(t_{S-1}^2 V_seed + z^2 V_event),
+
+    t (Student, S - 1 degrees of freedom) and z (normal) at (1 + level) / 2; with S = 1, V_seed = 0
+    and this is the normal interval over events. ``transform`` ("log" for positive scores, "logit"
+    for fractions in (0, 1)) puts the rule on that scale by the delta method (both variances times
+    f'(xbar)^2, centred on f(xbar)) and maps the bounds back with f^-1. Scores that are all equal
+    give the exact interval [xbar, xbar].
+
+    Reference: Bouthillier et al. (2021), "Accounting for variance in machine learning benchmarks",
+    MLSys 2021 (training and test-set variance); Student (1908), *Biometrika* 6, 1 (the t quantile);
+    Casella and Berger (2002), *Statistical Inference*, 2nd ed., section 5.5.4 (the delta method).
+
+    Example: 4 events, 2 seeds; V_seed = var(2.5, 3.5) / 2 = 0.25, V_event = var(1.5, 3, 3, 4.5) / 4
+    = 0.375, and t_1 = 12.71 makes the seed part dominate:
+
+    >>> iv = event_interval([[1.0, 2.0], [3.0, 3.0], [2.0, 4.0], [4.0, 5.0]])
+    >>> iv.estimate, round(iv.lo, 3), round(iv.hi, 3), iv.seed_var, iv.event_var
+    (3.0, -3.465, 9.465, 0.25, 0.375)
     >>> event_interval(np.array([0.0, 1.0] * 50)).n_events
     100
     """
@@ -235,11 +254,16 @@ def event_interval(scores, *, level: float = 0.95, transform: str = "identity") 
     return _build(mean, float(fwd(mean)), v_seed, v_event, k, n, level, transform)
 
 
-def stack_seeds(per_seed) -> np.ndarray:
-    """Per-event scores of several seeds as one ``(events, seeds)`` array; one column when every
-    seed gave the same scores (a model that is not trained), so that it is not credited with seed
-    noise it does not have.
+def stack_seeds(per_seed: Sequence[ArrayLike]) -> np.ndarray:
+    """Per-event scores of several seeds as one ``(events, seeds)`` array, X[i, s] = per_seed[s][i];
+    one column when every seed gave the same scores (a model that is not trained), so that it is
+    not credited with seed noise it does not have (V_seed = 0 in :func:`event_interval`).
 
+    Reference: the (test events, training seeds) layout of the two-stage design of Bouthillier et
+    al. (2021), MLSys 2021: per-event scores of S seeds on the same n events.
+
+    >>> stack_seeds([[1.0, 2.0], [1.5, 2.5]]).tolist()  # 2 events, 2 seeds
+    [[1.0, 1.5], [2.0, 2.5]]
     >>> stack_seeds([np.ones(4), np.ones(4)]).shape
     (4, 1)
     """
@@ -264,9 +288,17 @@ def _pair(a, b, names=("a", "b")) -> tuple[np.ndarray, np.ndarray]:
     return np.broadcast_arrays(a, b)
 
 
-def paired_event_interval(a, b, *, level: float = 0.95) -> Interval:
-    """Rule 1 on ``a - b`` (same events, same seeds; a one-column model pairs with every seed).
+def paired_event_interval(a: ArrayLike, b: ArrayLike, *, level: float = 0.95) -> Interval:
+    """Rule 1 on the paired differences d_is = a_is - b_is (same events, same seeds; a one-column
+    model pairs with every seed): dbar -+ sqrt(t_{S-1}^2 V_seed(d) + z^2 V_event(d)), with the
+    variances of :func:`event_interval` computed on d (identity scale).
 
+    Reference: Student (1908), *Biometrika* 6, 1 (the interval of a mean of paired differences, his
+    sleep-data example); Bouthillier et al. (2021), MLSys 2021 (seed and test-set variance).
+
+    >>> iv = paired_event_interval([1.0, 2.0, 3.0, 4.0], [0.5, 1.5, 2.0, 3.5])  # d = 0.5, 0.5, 1, 0.5
+    >>> round(iv.estimate, 3), round(iv.lo, 3), round(iv.hi, 3)
+    (0.625, 0.38, 0.87)
     >>> x = np.arange(10.0)
     >>> paired_event_interval(x + 1, x).estimate
     1.0
@@ -287,13 +319,29 @@ def _values(values, name: str, min_n: int = 1) -> np.ndarray:
     return v
 
 
-def replicate_interval(values, replicates, *, level: float = 0.95, transform: str = "identity") -> Interval:
+def replicate_interval(values: ArrayLike, replicates: ArrayLike, *, level: float = 0.95,
+                       transform: str = "identity") -> Interval:
     """Rule 2: the seed mean of a statistic that is not an event mean, from per-seed ``values`` (S,)
     and event-bootstrap ``replicates`` (B, S) (the same resampled events in every column).
 
-    The seed-and-event rule on the ``transform`` scale, centred on the estimate; with S = 1 only its
-    event part.
+    With v_s the statistic of seed s, r_bs its value on bootstrap resample b, vbar = mean_s v_s and
+    f the ``transform``,
 
+        V_seed = var_s(f(v_s)) / S,   V_event = var_b(mean_s f(r_bs))   (ddof = 1),
+        [lo, hi] = f^-1(f(vbar) -+ sqrt(t_{S-1}^2 V_seed + z^2 V_event)),
+
+    t and z at (1 + level) / 2, centred on the estimate (not on the replicates); with S = 1 only
+    the event part.
+
+    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (the bootstrap
+    estimate of a standard error: the sd of the replicates); Bouthillier et al. (2021), MLSys 2021
+    (training and test-set variance).
+
+    Example: V_seed = var(1.0, 1.2) / 2 = 0.01 and V_event = var(1.0, 1.2, 1.1) = 0.01:
+
+    >>> iv = replicate_interval([1.0, 1.2], [[0.9, 1.1], [1.1, 1.3], [1.0, 1.2]])
+    >>> round(iv.estimate, 3), round(iv.lo, 3), round(iv.hi, 3), round(iv.seed_var, 6), round(iv.event_var, 6)
+    (1.1, -0.186, 2.386, 0.01, 0.01)
     >>> rng = np.random.default_rng(1)
     >>> iv = replicate_interval([0.8, 1.1, 0.9], 1.0 + 0.1 * rng.normal(size=(200, 3)), transform="log")
     >>> bool(0 < iv.lo < iv.estimate < iv.hi)
@@ -319,14 +367,22 @@ def replicate_interval(values, replicates, *, level: float = 0.95, transform: st
     return _build(mean, float(fwd(mean)), seed_var, event_var, s, None, level, transform)
 
 
-def seed_interval(values, *, level: float = 0.95, transform: str = "identity") -> Interval:
+def seed_interval(values: ArrayLike, *, level: float = 0.95, transform: str = "identity") -> Interval:
     """Rule 3: the mean of per-seed ``values`` (S,) and its Student-t interval over seeds, for seeds
-    that each drew their own test events (the event noise is inside each value). Values that are the
-    same for every seed (an untrained model, given once per seed) are exact; one value is an error
-    (one seed of a trained model says nothing about another).
+    that each drew their own test events (the event noise is inside each value):
 
-    >>> seed_interval([1.0, 2.0, 3.0]).lo < 2.0
-    True
+        [lo, hi] = f^-1(f(vbar) -+ t_{(1+level)/2, S-1} sd_s(f(v_s)) / sqrt(S)),
+
+    vbar = mean_s v_s, f the ``transform``, sd with ddof = 1. Values that are the same for every
+    seed (an untrained model, given once per seed) are exact; one value is an error (one seed of a
+    trained model says nothing about another).
+
+    Reference: Student (1908), "The probable error of a mean", *Biometrika* 6, 1.
+
+    Example: vbar = 2, sd = 1, t_{0.975, 2} = 4.303, half-width 4.303 / sqrt(3) = 2.484:
+
+    >>> [round(x, 3) for x in seed_interval([1.0, 2.0, 3.0])]
+    [2.0, -0.484, 4.484]
     """
     level = level_value(level)
     v = _values(values, "values")
@@ -343,8 +399,15 @@ def seed_interval(values, *, level: float = 0.95, transform: str = "identity") -
     return _build(mean, float(fwd(mean)), float(fv.var(ddof=1)) / v.size, 0.0, v.size, None, level, transform)
 
 
-def paired_seed_interval(a, b, *, level: float = 0.95) -> Interval:
-    """Rule 3 on ``a - b`` paired seed by seed (a single value pairs with every seed)."""
+def paired_seed_interval(a: ArrayLike, b: ArrayLike, *, level: float = 0.95) -> Interval:
+    """Rule 3 on the differences d_s = a_s - b_s paired seed by seed (a single value pairs with
+    every seed): dbar -+ t_{(1+level)/2, S-1} sd_s(d_s) / sqrt(S).
+
+    Reference: Student (1908), *Biometrika* 6, 1 (the t interval of a mean of paired differences).
+
+    >>> [round(x, 3) for x in paired_seed_interval([1.0, 2.0, 3.0], [0.5, 1.0, 2.0])]  # d = 0.5, 1, 1
+    [0.833, 0.116, 1.55]
+    """
     a, b = _values(a, "a"), _values(b, "b")
     if a.size != b.size and 1 not in (a.size, b.size):
         raise ValueError(f"a and b must pair seed by seed: {a.size} and {b.size} values")
@@ -355,10 +418,18 @@ def required_seeds(seed_sd: float, event_sd: float, half_width: float, *, level:
                    max_seeds: int = 1000) -> int | None:
     """Smallest number of seeds whose rule-1/2 half-width is at most ``half_width``, if the measured
     parts stay: the training sd of one seed ``seed_sd`` and the test-set sd ``event_sd`` (a fixed
-    test set, which more seeds do not shrink). None when no number up to ``max_seeds`` reaches it.
+    test set, which more seeds do not shrink). None when no number up to ``max_seeds`` reaches it:
 
-    >>> required_seeds(1.0, 0.0, 1.0)
-    7
+        min { S >= 2 : sqrt(t_{(1+level)/2, S-1}^2 seed_sd^2 / S + z_{(1+level)/2}^2 event_sd^2) <= half_width }.
+
+    Reference: the half-width of :func:`event_interval` (Student 1908, *Biometrika* 6, 1, for t;
+    Bouthillier et al. 2021, MLSys 2021, for the two variances), solved for S by search.
+
+    Example: t_6 / sqrt(7) = 0.925 <= 1 < t_5 / sqrt(6) = 1.050; with event_sd = 1 the event part
+    alone (z = 1.96) exceeds 1 at any S:
+
+    >>> required_seeds(1.0, 0.0, 1.0), required_seeds(1.0, 1.0, 1.0)
+    (7, None)
     """
     for name, x in (("seed_sd", seed_sd), ("event_sd", event_sd)):
         if not np.isfinite(x) or x < 0:
@@ -374,7 +445,23 @@ def required_seeds(seed_sd: float, event_sd: float, half_width: float, *, level:
 
 def replicates_to_resolve(iv: Interval, boundary: float, margin: float) -> str:
     """How many seeds would resolve a claim about ``iv`` against ``boundary`` (equivalence within
-    ``margin`` or a direction, whichever is nearer) if its mean and parts stayed (test set fixed)."""
+    ``margin`` or a direction, whichever is nearer) if its mean and parts stayed (test set fixed).
+
+    With the distance d = |estimate - boundary|: when margin - d > d the nearer verdict is
+    equivalence, and the answer is max(:func:`required_seeds` for half-width margin - d,
+    :data:`MIN_SEEDS_EQUIVALENCE`); otherwise it is :func:`required_seeds` for half-width d (the
+    interval then just excludes the boundary). "a larger test set" when no number of seeds reaches it.
+
+    Reference: equivalence as an interval inside the margin, Schuirmann (1987), *J. Pharmacokinet.
+    Biopharm.* 15, 657 (two one-sided tests); a direction as an interval excluding the boundary.
+
+    Example: seeds 0.9, 1.0, 1.1, 1.0, 1.0 (seed sd 0.071); against 0.9 the half-width must fall to
+    0.1, within 0.05 of 1.0 it must fall to 0.05:
+
+    >>> iv = seed_interval([0.9, 1.0, 1.1, 1.0, 1.0])
+    >>> replicates_to_resolve(iv, 0.9, 0.0), replicates_to_resolve(iv, 1.0, 0.05)
+    ('5 replicates', '11 replicates')
+    """
     if iv.transform != "identity":
         raise ValueError("replicates_to_resolve: needs an identity-scale interval")
     distance = abs(iv.estimate - boundary)
@@ -388,7 +475,12 @@ def replicates_to_resolve(iv: Interval, boundary: float, margin: float) -> str:
 def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float = 0.95) -> int:
     """Events n at which a mean of per-event scores with sd ``sd`` and true mean ``effect`` has its
     two-sided ``ci`` interval exclude zero with probability ``power`` (one seed, no seed part):
-    n = ((z_{(1+ci)/2} + z_power) sd / |effect|)^2.
+    n = ceil(((z_{(1+ci)/2} + z_power) sd / |effect|)^2).
+
+    Reference: the sample size of a two-sided one-sample z-test, Chow, Shao and Wang (2008), *Sample
+    Size Calculations in Clinical Research*, 2nd ed., section 3.1 (one-sample design).
+
+    Example: ((1.960 + 0.842) x 0.2 / 0.01)^2 = 3139.55:
 
     >>> events_to_resolve(-0.01, 0.2)
     3140
@@ -401,10 +493,19 @@ def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float
     return int(np.ceil((z * sd / abs(effect)) ** 2))
 
 
-def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max_seeds: int = 10_000) -> int | None:
+def seeds_for_power(differences: ArrayLike, *, power: float = 0.8, level: float = 0.95,
+                    max_seeds: int = 10_000) -> int | None:
     """Seeds a paired t-test needs to find the mean of per-seed ``differences`` with ``power`` (two-sided
     at ``level``, before any multiplicity adjustment), if their mean and sd stayed: the smallest n with
-    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``.
+    t_{(1+level)/2, n-1} + t_{power, n-1} <= |mean| sqrt(n) / sd. None for a zero mean or beyond ``max_seeds``
+    (2 when the differences do not vary).
+
+    Reference: the sample-size formula of a one-sample (here paired) test, Chow, Shao and Wang (2008),
+    *Sample Size Calculations in Clinical Research*, 2nd ed., section 3.1, with Student's (1908) t
+    quantiles at n - 1 degrees of freedom in place of the normal ones, solved for n by search.
+
+    Example: mean 0.2, sd 0.158; at n = 8, t_7(0.975) + t_7(0.8) = 3.261 <= 0.2 sqrt(8) / 0.158 = 3.578
+    (at n = 7: 3.353 > 3.347):
 
     >>> seeds_for_power([0.1, 0.3, 0.2, 0.0, 0.4])
     8
@@ -425,10 +526,24 @@ def seeds_for_power(differences, *, power: float = 0.8, level: float = 0.95, max
     return None
 
 
-def combine_estimates(f: Callable, *estimates: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def combine_estimates(f: Callable[..., np.ndarray],
+                      *estimates: tuple[ArrayLike, ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
     """A function of several rule-2 estimates ``(values (S,), replicates (B, S))``, applied per seed
-    and per event resample (so that it stays paired), e.g. a ratio of two models' chi^2.
+    and per event resample (so that it stays paired), e.g. a ratio of two models' chi^2:
 
+        values = f(v^(1)_s, ..., v^(k)_s),   replicates = f(r^(1)_bs, ..., r^(k)_bs),
+
+    ready for :func:`replicate_interval`.
+
+    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6: a bootstrap
+    replicate of a statistic is the statistic recomputed on the resample, here f of the estimates
+    computed on the same resampled events.
+
+    >>> chi2_a = ([2.0, 4.0], [[2.0, 4.0], [2.2, 3.6]])   # (values (S,), replicates (B, S)) of model a
+    >>> chi2_b = ([1.0, 2.0], [[1.0, 2.0], [1.1, 1.8]])
+    >>> v, r = combine_estimates(np.divide, chi2_a, chi2_b)
+    >>> v.tolist(), r.tolist()
+    ([2.0, 2.0], [[2.0, 2.0], [2.0, 2.0]])
     >>> v, r = combine_estimates(np.divide, (np.array([2.0]), np.full((3, 1), 2.0)), (np.array([1.0]), np.ones((3, 1))))
     >>> float(v[0]), r.shape
     (2.0, (3, 1))
@@ -468,7 +583,7 @@ class Measurements:
     transforms: Mapping[str, str] = field(default_factory=dict)
     level: float = 0.95
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.level = level_value(self.level)
         kinds = [set(self.event_scores), set(self.replicated), set(self.seed_values)]
         both = (kinds[0] & kinds[1]) | (kinds[0] & kinds[2]) | (kinds[1] & kinds[2])

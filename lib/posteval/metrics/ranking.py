@@ -38,6 +38,7 @@ from scipy import stats
 
 from .calibration import signed_coverage_from_inside, spread_summary, tarp_indicators, tarp_summary
 from .coverage import coverage_noise_floor
+from .report import EventValues
 from .uncertainty import _ci, bootstrap_means, percentile_interval
 from .verdicts import holm, verdict
 
@@ -59,6 +60,28 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     The energy score, one value per model over all dimensions, is compared once (dimension "all").
     Columns: metric, dimension, best, other, difference (best - other), difference_lo, difference_hi,
     p, p_holm, verdict.
+
+    Per metric and dimension, b = argmin of the estimates; for every other model o, with D =
+    metric(b) - metric(o) and D*_r its replicates on the same resampled events:
+
+        [lo, hi] = the (1 - ci)/2 and (1 + ci)/2 percentiles of D*,
+        p = 2 Phi(-|D| / sd(D*)),   p_holm = Holm's adjustment over every row of the report,
+        verdict = "yes" if hi < 0 and p_holm < 1 - ci, else "not resolved".
+
+    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (sd(D*) as the
+    standard error) and ch. 13 (percentile intervals); Holm (1979), *Scand. J. Statist.* 6, 65.
+
+    Example: an exact sampler of the posterior N(mu, 1) against one half as wide:
+
+    >>> from posteval.metrics.report import protocol_report
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=300); truth = mu + rng.normal(size=300)
+    >>> draws = {"exact": mu[:, None] + rng.normal(size=(300, 20)),
+    ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(300, 20))}
+    >>> table, reps = protocol_report(draws, truth, ci=0.95, n_boot=200, replicates=True)
+    >>> lead = leads(table, reps, metrics=("crps",))
+    >>> lead[["best", "other", "verdict"]].values.tolist(), round(float(lead["difference"].iloc[0]), 3)
+    ([['exact', 'narrow', 'yes']], -0.046)
     """
     ci = _ci(ci)
     rows = []
@@ -92,8 +115,8 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     return out
 
 
-def calibration(table: pd.DataFrame, samplers: Mapping[str, object], levels_sorted: np.ndarray, *, ci: float = 0.95,
-                n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels_sorted: np.ndarray, *,
+                ci: float = 0.95, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The calibration of each sampler (``samplers`` {model: EventValues}) of one report.
 
     Per model and dimension: the signed coverage deviation D (:func:`~posteval.metrics.calibration.signed_coverage`:
@@ -103,6 +126,35 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, object], levels_sort
     coverage error (maximum |coverage - nominal|) and the noise floor q95 of an exact sampler's.
     Per model over all dimensions: the TARP error with its interval, noise floor and verdict,
     and the spread-skill ratio with its interval (when the values carry them).
+
+    With levels a_1..a_L, c_l the fraction of events whose central interval at a_l holds the truth
+    and p_m(a) = #{k = 0..m : |2k/m - 1| <= a} / (m + 1) the coverage of an exact sampler with m
+    draws (the truth's rank uniform on 0..m):
+
+        D = mean_l (c_l - p_m(a_l)),   raw coverage error = max_l |c_l - a_l|,
+        "calibrated" if |D| + half-width <= margin, "under-covers" if hi < 0, "over-covers" if lo > 0;
+
+    TARP error max_alpha |ECP(alpha) - alpha|; spread-skill SSR = sqrt((1 + 1/m) mean_i s_i^2 /
+    mean_i (xbar_i - y_i)^2) (see :mod:`~posteval.metrics.calibration`).
+
+    Reference: Talts et al. (2018), "Validating Bayesian inference algorithms with simulation-based
+    calibration", arXiv:1804.06788 (the uniform rank); Gneiting, Balabdaoui and Raftery (2007),
+    *J. R. Statist. Soc. B* 69, 243 (calibration, under- and overdispersion); Lemos et al. (2023),
+    ICML (TARP); Fortin et al. (2014), *J. Hydrometeor.* 15, 1708 (spread-skill).
+
+    Example: the samplers of :func:`leads`' example; the one half as wide under-covers:
+
+    >>> from posteval.metrics import DEFAULT_LEVELS
+    >>> from posteval.metrics.report import event_values, protocol_report
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=300); truth = mu + rng.normal(size=300)
+    >>> draws = {"exact": mu[:, None] + rng.normal(size=(300, 20)),
+    ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(300, 20))}
+    >>> table = protocol_report(draws, truth, ci=0.95, n_boot=200)
+    >>> samplers = {name: event_values(d, truth) for name, d in draws.items()}
+    >>> per_dim, joint = calibration(table, samplers, np.sort(DEFAULT_LEVELS), n_boot=200)
+    >>> per_dim[["model", "verdict"]].values.tolist()
+    [['exact', 'calibrated'], ['narrow', 'under-covers']]
     """
     rows, joint = [], []
     floors: dict[tuple[int, int], float] = {}

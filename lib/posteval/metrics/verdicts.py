@@ -37,6 +37,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .intervals import Measurements
 
 VERDICTS = ("yes", "no", "not resolved")
 NOT_RESOLVED = "not resolved"
@@ -62,10 +65,20 @@ def _margin(margin) -> float:
 
 
 def verdict(lo: float, hi: float, *, direction: int = 1, margin: float = 0.0) -> str:
-    """"yes", "no" or "not resolved" for the claim "the effect has the sign of ``direction``".
+    """"yes", "no" or "not resolved" for the claim "the effect has the sign of ``direction``", from
+    its interval ``[lo, hi]`` at level 1 - alpha and a margin m >= 0. With [l, h] the interval
+    turned to the claimed direction ([lo, hi] for +1, [-hi, -lo] for -1):
 
-    >>> verdict(-0.3, -0.1, direction=-1)
-    'yes'
+        "yes"  if l > 0                          (a one-sided test at alpha / 2),
+        "no"   if h < 0 or -m <= lo and hi <= m  (the other sign, or equivalence: practically none),
+        "not resolved" otherwise.
+
+    Reference: Casella and Berger (2002), *Statistical Inference*, 2nd ed., section 9.2.1 (a test
+    from inverting an interval: reject theta = 0 when the interval excludes it); Schuirmann (1987),
+    *J. Pharmacokinet. Biopharm.* 15, 657 (equivalence: the interval inside [-m, m], two one-sided tests).
+
+    >>> verdict(-0.3, -0.1, direction=-1), verdict(-0.3, -0.1), verdict(-0.02, 0.03, margin=0.05), verdict(-0.1, 0.3)
+    ('yes', 'no', 'no', 'not resolved')
     """
     lo, hi = _bounds(lo, hi)
     if direction not in (1, -1):
@@ -82,8 +95,12 @@ def verdict(lo: float, hi: float, *, direction: int = 1, margin: float = 0.0) ->
 def negate(word: str) -> str:
     """The verdict of the opposite claim: "yes" <-> "no"; "not resolved" stays.
 
-    >>> negate("not resolved")
-    'not resolved'
+    A claim and its complement are decided by one interval: what resolves one resolves the other
+    with the opposite word (e.g. :func:`within_margin` is the negation of :func:`beyond_margin`,
+    equivalence against difference, Schuirmann 1987, *J. Pharmacokinet. Biopharm.* 15, 657).
+
+    >>> negate("yes"), negate("no"), negate("not resolved")
+    ('no', 'yes', 'not resolved')
     """
     if word not in VERDICTS:
         raise ValueError(f"word: expected one of {VERDICTS}, got {word!r}")
@@ -92,6 +109,12 @@ def negate(word: str) -> str:
 
 def all_of(*verdicts: str) -> str:
     """One verdict of a claim made of parts: "yes" if all are, "no" if any is, else "not resolved".
+
+    The intersection-union rule: the claim "every part holds" is rejected as false (a "yes") only
+    when each part is, and the combined test has the parts' level without any adjustment.
+
+    Reference: Berger (1982), "Multiparameter hypothesis testing and acceptance sampling",
+    *Technometrics* 24, 295 (intersection-union tests).
 
     >>> all_of("yes", "yes"), all_of("yes", "no", "not resolved")
     ('yes', 'no')
@@ -108,10 +131,16 @@ def all_of(*verdicts: str) -> str:
 
 def beyond_margin(lo: float, hi: float, margin: float) -> str:
     """"yes" if ``[lo, hi]`` lies outside ``[-margin, margin]`` (``|effect| > margin``), "no" if
-    inside, else "not resolved".
+    inside, else "not resolved":
 
-    >>> beyond_margin(0.2, 0.3, 0.1)
-    'yes'
+        "yes" if lo > m or hi < -m,   "no" if -m <= lo and hi <= m.
+
+    Reference: Schuirmann (1987), *J. Pharmacokinet. Biopharm.* 15, 657 (the interval inside the
+    margin is the two one-sided tests' equivalence, here the "no"); the "yes" is the interval
+    excluding the margin on one side (a one-sided test against +-m).
+
+    >>> beyond_margin(0.2, 0.3, 0.1), beyond_margin(-0.05, 0.05, 0.1), beyond_margin(0.05, 0.2, 0.1)
+    ('yes', 'no', 'not resolved')
     """
     lo, hi = _bounds(lo, hi)
     margin = _margin(margin)
@@ -124,19 +153,41 @@ def beyond_margin(lo: float, hi: float, margin: float) -> str:
 
 def within_margin(lo: float, hi: float, margin: float) -> str:
     """Equivalence: "yes" if ``[lo, hi]`` lies inside ``[-margin, margin]``, "no" if outside, else
-    "not resolved" (the negation of :func:`beyond_margin`).
+    "not resolved" (the negation of :func:`beyond_margin`):
 
-    >>> within_margin(-0.01, 0.02, 0.05)
-    'yes'
+        "yes" if -m <= lo and hi <= m,   "no" if lo > m or hi < -m.
+
+    Reference: Schuirmann (1987), "A comparison of the two one-sided tests procedure and the power
+    approach for assessing the equivalence of average bioavailability", *J. Pharmacokinet.
+    Biopharm.* 15, 657 (equivalence when the interval lies inside the margin).
+
+    >>> within_margin(-0.01, 0.02, 0.05), within_margin(0.06, 0.1, 0.05), within_margin(0.0, 0.1, 0.05)
+    ('yes', 'no', 'not resolved')
     """
     return negate(beyond_margin(lo, hi, margin))
 
 
-def holm(pvalues: Sequence[float]) -> np.ndarray:
+def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm's step-down adjusted p-values (same order as the input); NaN stays NaN (not tested).
 
+    With the k finite p-values sorted, p_(1) <= ... <= p_(k):
+
+        p~_(j) = max_{i <= j} min(1, (k - i + 1) p_(i));
+
+    rejecting where p~ < alpha holds the family-wise error rate at alpha under any configuration
+    of true and false nulls.
+
+    Reference: Holm (1979), "A simple sequentially rejective multiple test procedure", *Scand. J.
+    Statist.* 6, 65.
+
+    Example: 3 x 0.01 = 0.03, max(0.03, 2 x 0.03) = 0.06, max(0.06, 1 x 0.04) = 0.06:
+
+    >>> holm([0.01, 0.04, 0.03]).tolist()
+    [0.03, 0.06, 0.06]
     >>> holm([0.2, 0.001])
     array([0.2  , 0.002])
+    >>> holm([0.01, np.nan, 0.04]).tolist()   # two tested
+    [0.02, nan, 0.04]
     """
     p = np.asarray(pvalues, dtype=float)
     if p.ndim != 1:
@@ -155,11 +206,18 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
-def best_of(measure, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
+def best_of(measure: Measurements, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
     """The candidate with the lowest ``metric`` and the verdict on "it is lower than every other
-    candidate" (:func:`all_of` the paired comparisons, an intersection-union test).
+    candidate" (:func:`all_of` the paired comparisons, an intersection-union test):
+
+        leader = argmin_c estimate(c),   all_of(verdict(I(leader - o), direction=-1) for o != leader),
+
+    I(leader - o) the paired interval of the difference (``measure.difference``).
 
     ``measure`` is a :class:`posteval.metrics.intervals.Measurements`.
+
+    Reference: Berger (1982), *Technometrics* 24, 295 (an intersection-union test needs no
+    multiplicity adjustment).
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -174,8 +232,13 @@ def best_of(measure, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
     return leader, all_of(*words)
 
 
-def lower(measure, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
-    """Verdict on "a is lower than b on ``metric``" (the paired interval of a - b, direction -1).
+def lower(measure: Measurements, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
+    """Verdict on "a is lower than b on ``metric``" (the paired interval of a - b, direction -1):
+    ``verdict(lo, hi, direction=-1, margin=margin)`` with [lo, hi] the interval of metric(a) - metric(b);
+    "yes" when hi < 0, "no" when lo > 0 or [lo, hi] lies inside [-margin, margin].
+
+    Reference: Casella and Berger (2002), *Statistical Inference*, 2nd ed., section 9.2.1 (the test
+    from the interval); Schuirmann (1987), *J. Pharmacokinet. Biopharm.* 15, 657 (the margin).
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -186,20 +249,59 @@ def lower(measure, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
     return verdict(d.lo, d.hi, direction=-1, margin=margin)
 
 
-def unbeaten(measure, metric: str, candidates: Sequence[str]) -> list[str]:
-    """The candidates that no other candidate is lower than (resolved) on ``metric``."""
+def unbeaten(measure: Measurements, metric: str, candidates: Sequence[str]) -> list[str]:
+    """The candidates that no other candidate is lower than (resolved) on ``metric``:
+
+        { c : lower(a, c) != "yes" for every other candidate a },  in the order of ``candidates``.
+
+    Reference: a subset of candidates that keeps every one not shown worse than another, in the
+    spirit of Gupta (1965), "On some multiple decision (selection and ranking) rules",
+    *Technometrics* 7, 225 (here from pairwise interval verdicts, without multiplicity adjustment).
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> x = np.linspace(0, 1, 50)
+    >>> m = Measurements(event_scores={"crps": {"a": x, "b": x, "c": x + 1}})
+    >>> unbeaten(m, "crps", ["a", "b", "c"])   # a and b tie; both beat c
+    ['a', 'b']
+    """
     beaten = {b for a in candidates for b in candidates if a != b and lower(measure, metric, a, b) == "yes"}
     return [name for name in candidates if name not in beaten]
 
 
-def ranks_above_all(measure, metric: str, a: str, candidates: Sequence[str]) -> str:
-    """:func:`all_of` "a is lower than b" over every other candidate b."""
+def ranks_above_all(measure: Measurements, metric: str, a: str, candidates: Sequence[str]) -> str:
+    """:func:`all_of` "a is lower than b" over every other candidate b:
+    ``all_of(lower(a, b) for b != a)``.
+
+    Reference: Berger (1982), *Technometrics* 24, 295 (intersection-union tests).
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> x = np.linspace(0, 1, 50)
+    >>> m = Measurements(event_scores={"crps": {"flow": x, "mse": x + 1, "prior": x + 2}})
+    >>> models = ["flow", "mse", "prior"]
+    >>> ranks_above_all(m, "crps", "flow", models), ranks_above_all(m, "crps", "mse", models)
+    ('yes', 'no')
+    """
     return all_of(*(lower(measure, metric, a, b) for b in candidates if b != a))
 
 
-def ranking_flips(measure, pointwise: str, distributional: str, candidates: Sequence[str]) -> str:
+def ranking_flips(measure: Measurements, pointwise: str, distributional: str, candidates: Sequence[str]) -> str:
     """"yes" if every candidate unbeaten under ``pointwise`` is beaten under ``distributional``;
-    "no" if one of them is lower than every other under ``distributional``; else "not resolved"."""
+    "no" if one of them is lower than every other under ``distributional``; else "not resolved".
+
+    With W = :func:`unbeaten` (pointwise): "yes" if for every w in W some b has
+    lower(b, w) == "yes" on ``distributional``; "no" if some w in W has
+    :func:`ranks_above_all` == "yes" there.
+
+    Reference: each part is an intersection-union claim, Berger (1982), *Technometrics* 24, 295; a
+    pointwise score (e.g. the MAE) can prefer another model than a proper score of the whole
+    distribution (the CRPS, Gneiting and Raftery 2007, *J. Amer. Statist. Assoc.* 102, 359).
+
+    >>> from posteval.metrics.intervals import Measurements
+    >>> x = np.linspace(0, 1, 50)
+    >>> m = Measurements(event_scores={"mae": {"flow": x + 1, "mse": x}, "crps": {"flow": x, "mse": x + 1}})
+    >>> ranking_flips(m, "mae", "crps", ["flow", "mse"]), ranking_flips(m, "crps", "crps", ["flow", "mse"])
+    ('yes', 'no')
+    """
     leaders = unbeaten(measure, pointwise, candidates)
     beaten = [any(lower(measure, distributional, b, w) == "yes" for b in candidates if b != w) for w in leaders]
     if all(beaten):
