@@ -11,6 +11,7 @@ sys.path.insert(0, "../scripts")
 from posteval.data.lepton_frame import JointFrameTargets
 from posteval.metrics.intervals import event_interval, paired_event_interval, stack_seeds
 from posteval.models.inference import draw_samples
+from posteval.models.training import TrainingSettings
 from posteval.physics.consistency import consistency_scores
 from posteval.physics.kinematics import truth_matched_bjets
 
@@ -54,8 +55,9 @@ for name, (_, build, data, to_gev) in DESIGNS.items():
         continue
     t0 = time.perf_counter()
     out = train_models([(build, s + i_flow) for s in SEEDS], data["train"], data["val"],
+                       TrainingSettings(**training, lr_schedule=lr_schedule),
                        train_rows=[train_rows[s] for s in SEEDS], threads=threads, workers=train_workers,
-                       device=device, progress=False, lr_schedule=lr_schedule, **training)
+                       device=device, progress=False)
     train_seconds[name] = time.perf_counter() - t0
     epochs[name] = [h.epochs for _, h in out]
     rows = []

@@ -23,7 +23,7 @@ sys.path.insert(0, "../scripts")
 from physics_loss03 import PhysicsTermFlow, frame_tensors as aux_of
 from posteval.physics.consistency import consistency_scores
 from posteval.physics.kinematics import truth_matched_bjets, met_resolution
-from posteval.models.training import train_models
+from posteval.models.training import TrainingSettings, train_models
 from posteval.models.inference import draw_samples
 ev = {{k: subset_events(events, idx) for k, idx in split.items()}}
 s0 = SEEDS[0]
@@ -49,8 +49,8 @@ def build(weight):
 for name, make, d in [("lepton-frame flow", partial(build_event_model, "flow", dims, encoder, heads["flow"]), frame_tensors)] + \\
         [(f"+ MET term, weight {{w}}", partial(build, w), data) for w in {weights!r}]:
     t0 = time.perf_counter()
-    (model, hist), = train_models([(make, s0 + i)], d["train"], d["val"], train_rows=[train_rows[s0]], threads=2,
-                                  workers=1, device=device, progress=False, **training, lr_schedule=lr_schedule)
+    (model, hist), = train_models([(make, s0 + i)], d["train"], d["val"], TrainingSettings(**training, lr_schedule=lr_schedule),
+                                  train_rows=[train_rows[s0]], threads=2, workers=1, device=device, progress=False)
     secs = time.perf_counter() - t0
     raw = draw_samples(model, tensors["test"][:4], m_samples,
                        batch_size=sample_batch, seed=s0, device=device)

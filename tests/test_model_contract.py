@@ -8,7 +8,8 @@ log_prob(x, context) -> (n,) for densities; and a few steps of `fit` on one batc
 import pytest
 import torch
 
-from posteval.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
+from posteval.models import (ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor,
+                             TrainingSettings, fit)
 from posteval.models.event_models import EventCFM, EventFlow, MMDRegressor, TransformerRegressor, build_event_model
 
 N, M, DIM, CONTEXT_DIM = 16, 5, 2, 3
@@ -97,7 +98,7 @@ def test_contract(name):
     with torch.no_grad(), torch.random.fork_rng():
         torch.manual_seed(7)
         before = float(model.loss(batch))
-    hist = fit(model, batch, epochs=steps, batch_size=N, lr=lr, seed=0, disable=True)
+    hist = fit(model, batch, settings=TrainingSettings(epochs=steps, batch_size=N, lr=lr), seed=0, disable=True)
     with torch.no_grad(), torch.random.fork_rng():
         torch.manual_seed(7)
         after = float(model.loss(batch))

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from posteval.models import ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor, fit
+from posteval.models import (ConditionalFlow, ConditionalFlowMatching, MixtureDensityNetwork, PointRegressor,
+                             TrainingSettings, fit)
 
 N, M = 7, 5
 
@@ -114,8 +115,8 @@ def test_cfm_learns_a_conditional_gaussian():
     x = c + 0.3 * torch.randn(3000, 1, generator=g)
     torch.manual_seed(0)
     model = ConditionalFlowMatching(1, 1, hidden=32, layers=2)
-    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]), epochs=10,
-        batch_size=100, lr=5e-3, disable=True)
+    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]),
+        TrainingSettings(epochs=10, batch_size=100, lr=5e-3), disable=True)
     test_c = torch.tensor([[-1.5], [0.0], [1.5]])
     s = model.sample(test_c, 2000, steps=16, generator=torch.Generator().manual_seed(1))[:, :, 0]
     np.testing.assert_allclose(s.mean(1).numpy(), test_c[:, 0].numpy(), atol=0.1)
@@ -130,8 +131,8 @@ def test_point_regressor_learns_mean_or_median(criterion, target):
     x = c + torch.empty(3000, 1).exponential_(1.0, generator=g)
     torch.manual_seed(0)
     model = PointRegressor(1, 1, hidden=(16,), criterion=criterion)
-    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]), epochs=12,
-        batch_size=250, lr=3e-2, disable=True)
+    fit(model, (c[:2500], x[:2500]), (c[2500:], x[2500:]),
+        TrainingSettings(epochs=12, batch_size=250, lr=3e-2), disable=True)
     pred = model.predict(torch.tensor([[0.5]]))
     assert pred.shape == (1, 1)
     expected = 0.5 + (1.0 if target == "mean" else math.log(2))

@@ -1,5 +1,7 @@
 """Independent judges E3/E4, the proxies' task-only targets, and the leak / order / unseen conditions."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -7,7 +9,7 @@ import torch
 from posteval.rubric import grammar
 from posteval.rubric.experiment import OrderBiasedProxy, PolicyReward
 from posteval.rubric.held_out_judges import MaxJudge, train_vote_judge, vote_annotations, vote_training_data
-from posteval.rubric.judges import RuleJudge, judge_accuracy, train_proxy
+from posteval.rubric.judges import PROXY_TRAINING, RuleJudge, judge_accuracy, train_proxy
 from posteval.rubric.proxy_data import teacher_rubric_verdicts
 from posteval.rubric.task import Pairs, generic_flags, make_world, oracle_flags, sample_pairs
 
@@ -76,7 +78,7 @@ def test_teacher_rubric_verdicts_read_the_teachers_own_evaluation():
 def test_follow_proxy_requires_teacher_verdicts():
     pairs = sample_pairs(WORLD, 32, 0)
     with pytest.raises(ValueError, match="rubric_verdicts"):
-        train_proxy(WORLD, pairs, oracle_flags(WORLD, pairs), "follow", epochs=1)
+        train_proxy(WORLD, pairs, oracle_flags(WORLD, pairs), "follow", settings=replace(PROXY_TRAINING, epochs=1))
 
 
 def test_leaky_proxy_returns_the_completions_verdict():

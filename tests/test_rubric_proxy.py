@@ -1,12 +1,14 @@
 """The proxy reads only the rubric segment; judges and rubric sensitivity."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from posteval.rubric import grammar
 from posteval.rubric.experiment import PolicyReward
-from posteval.rubric.judges import RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
+from posteval.rubric.judges import PROXY_TRAINING, RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
 from posteval.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
 
 from test_rubric_reward import FixedProxy, pad9
@@ -40,7 +42,8 @@ def test_proxy_never_sees_anything_after_the_rubric():
 def test_learned_proxy_output_depends_only_on_rubric_segment():
     pairs = sample_pairs(WORLD, 300, 1)
     comp, _ = grammar.teacher_completions(WORLD, pairs, 2)
-    proxy = train_proxy(WORLD, pairs, grammar.rubric_flags(V, comp), "sft", seed=0, epochs=2)
+    proxy = train_proxy(WORLD, pairs, grammar.rubric_flags(V, comp), "sft", seed=0,
+                        settings=replace(PROXY_TRAINING, epochs=2))
     test = sample_pairs(WORLD, 64, 3)
     base = [pad9(toks("c2", "c5", *tail)) for tail in tails()]
     preds = set()

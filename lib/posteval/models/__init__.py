@@ -1,4 +1,5 @@
-"""Models of the book, all under one contract, and the one training loop `fit`.
+"""Models of the book, all under one contract, and the one training loop `fit`
+(with its settings, `TrainingSettings`).
 
 The contract
 ------------
@@ -35,7 +36,8 @@ from .flow import ConditionalFlow
 from .inference import draw_samples, predict_points
 from .mdn import MixtureDensityNetwork
 from .mlp import PointRegressor, mlp
-from .training import TrainHistory, fit, train_item, train_model, train_models, training_items
+from .training import (TrainHistory, TrainingJob, TrainingSettings, fit, train_item, train_model, train_models,
+                       training_items)
 
 __all__ = [
     "ConditionalFlow",
@@ -43,6 +45,8 @@ __all__ = [
     "MixtureDensityNetwork",
     "PointRegressor",
     "TrainHistory",
+    "TrainingJob",
+    "TrainingSettings",
     "draw_samples",
     "fit",
     "mlp",

@@ -162,6 +162,56 @@ def dress_and_isolate(rec: FlatRecord, visible: np.ndarray, lep_p4: np.ndarray, 
     return dressed, iso
 
 
+def _soft_term(rec: FlatRecord, visible: np.ndarray, raw_p4: np.ndarray, jet_event: np.ndarray, cfg: DetectorConfig,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``(soft_xy, soft_noise)`` (n, 2): the visible momentum not clustered into jets above the clustering
+    threshold, and its resolution noise (``soft_term_resolution * sqrt(soft sum E_T)``)."""
+    n = rec.n_events
+    vis_rows = np.flatnonzero(visible)
+    vis_ev = rec.event[vis_rows]
+    soft_xy = np.stack([np.bincount(vis_ev, rec.p4[vis_rows, k], n) - np.bincount(jet_event, raw_p4[:, k], n)
+                        for k in (0, 1)], axis=1)
+    soft_sumet = np.maximum(np.bincount(vis_ev, fv.pt(rec.p4[vis_rows]), n)
+                            - np.bincount(jet_event, fv.pt(raw_p4), n), 0.0)
+    soft_noise = rng.standard_normal((n, 2)) * (cfg.soft_term_resolution * np.sqrt(soft_sumet))[:, None]
+    return soft_xy, soft_noise
+
+
+def _stored_jets(rec: FlatRecord, jet_p4: np.ndarray, jet_event: np.ndarray, cfg: DetectorConfig,
+                 rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """``(jets, mask, jet_eta, jet_phi, flavour, btag)`` of the leading ``max_jets`` selected jets of each
+    event (zero-padded), with their quark flavour label and b-tag (drawn from the tagging efficiency)."""
+    j_pt = fv.pt(jet_p4)
+    good = (j_pt > cfg.jet_min_pt) & (np.abs(fv.eta(jet_p4)) < cfg.jet_max_abs_eta)
+    jets, mask, _ = pad_leading(jet_p4[good], jet_event[good], j_pt[good], rec.n_events, cfg.max_jets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jet_eta = np.where(mask, fv.eta(jets), 0.0)
+    jet_phi = fv.phi(jets)
+    is_b = _quark_label(rec, jet_eta, jet_phi, mask, 5, cfg)
+    is_c = _quark_label(rec, jet_eta, jet_phi, mask, 4, cfg)
+    flavour = np.where(is_b, 5, np.where(is_c, 4, 0))
+    eff = btag_efficiency(fv.pt(jets), flavour, cfg) * (np.abs(jet_eta) < cfg.btag_max_abs_eta)
+    btag = (rng.random(mask.shape) < eff) & mask
+    return jets, mask, jet_eta, jet_phi, flavour, btag
+
+
+def _smeared_leptons(dressed_lep: np.ndarray, lep_iso: np.ndarray, has: np.ndarray, pdgid: np.ndarray,
+                     cfg: DetectorConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(lep_p4, is_muon, lep_ok)``: the dressed W leptons smeared by their pT resolution, which are muons,
+    and which pass the pT, eta and isolation cuts."""
+    n = len(dressed_lep)
+    lep_abs_eta = np.where(has, np.abs(fv.eta(np.where(has[..., None], dressed_lep, 1.0))), np.inf)
+    is_muon = np.abs(pdgid) == 13
+    sigma = lepton_pt_resolution(fv.pt(dressed_lep), np.minimum(lep_abs_eta, 10.0), is_muon, cfg)
+    lep_factor = np.maximum(1.0 + rng.standard_normal((n, 2)) * sigma, 1e-3)
+    lep_p4 = np.where(has[..., None], dressed_lep * lep_factor[..., None], 0.0)
+    lep_pt = fv.pt(lep_p4)
+    max_iso = np.where(is_muon, cfg.muon_isolation_max, cfg.electron_isolation_max)
+    isolated = lep_iso < max_iso * lep_pt
+    lep_ok = has & (lep_pt > cfg.lepton_min_pt) & (lep_abs_eta < cfg.lepton_max_abs_eta) & isolated
+    return lep_p4, is_muon, lep_ok
+
+
 def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
                       rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Detector-level objects and the selection flag of every event of a batch.
@@ -187,39 +237,11 @@ def simulate_detector(rec: FlatRecord, truth: dict, cfg: DetectorConfig,
     raw_eta = np.abs(fv.eta(raw_p4))
     factor = 1.0 + rng.standard_normal(len(raw_p4)) * jet_energy_resolution(raw_p4[:, 3], raw_eta, cfg) / raw_p4[:, 3]
     jet_p4 = raw_p4 * np.maximum(factor, 1e-3)[:, None]
-
-    # Soft term: visible momentum not clustered into jets above the clustering threshold.
-    vis_rows = np.flatnonzero(visible)
-    vis_ev = rec.event[vis_rows]
-    soft_xy = np.stack([np.bincount(vis_ev, rec.p4[vis_rows, k], n) - np.bincount(jet_event, raw_p4[:, k], n)
-                        for k in (0, 1)], axis=1)
-    soft_sumet = np.maximum(np.bincount(vis_ev, fv.pt(rec.p4[vis_rows]), n)
-                            - np.bincount(jet_event, fv.pt(raw_p4), n), 0.0)
-    soft_noise = rng.standard_normal((n, 2)) * (cfg.soft_term_resolution * np.sqrt(soft_sumet))[:, None]
-
-    # Stored jets.
-    j_pt = fv.pt(jet_p4)
-    good = (j_pt > cfg.jet_min_pt) & (np.abs(fv.eta(jet_p4)) < cfg.jet_max_abs_eta)
-    jets, mask, _ = pad_leading(jet_p4[good], jet_event[good], j_pt[good], n, cfg.max_jets)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        jet_eta = np.where(mask, fv.eta(jets), 0.0)
-    jet_phi = fv.phi(jets)
-    is_b = _quark_label(rec, jet_eta, jet_phi, mask, 5, cfg)
-    is_c = _quark_label(rec, jet_eta, jet_phi, mask, 4, cfg)
-    flavour = np.where(is_b, 5, np.where(is_c, 4, 0))
-    eff = btag_efficiency(fv.pt(jets), flavour, cfg) * (np.abs(jet_eta) < cfg.btag_max_abs_eta)
-    btag = (rng.random(mask.shape) < eff) & mask
-
+    # The random numbers are drawn in this order: jet energies, soft term, b-tags, lepton momenta.
+    soft_xy, soft_noise = _soft_term(rec, visible, raw_p4, jet_event, cfg, rng)
+    jets, mask, jet_eta, jet_phi, flavour, btag = _stored_jets(rec, jet_p4, jet_event, cfg, rng)
     # Leptons (the two W leptons after QED radiation, dressed), isolation, then MET.
-    lep_abs_eta = np.where(has, np.abs(fv.eta(np.where(has[..., None], dressed_lep, 1.0))), np.inf)
-    is_muon = np.abs(truth["lep_final_pdgid"]) == 13
-    sigma = lepton_pt_resolution(fv.pt(dressed_lep), np.minimum(lep_abs_eta, 10.0), is_muon, cfg)
-    lep_factor = np.maximum(1.0 + rng.standard_normal((n, 2)) * sigma, 1e-3)
-    lep_p4 = np.where(has[..., None], dressed_lep * lep_factor[..., None], 0.0)
-    lep_pt = fv.pt(lep_p4)
-    max_iso = np.where(is_muon, cfg.muon_isolation_max, cfg.electron_isolation_max)
-    isolated = lep_iso < max_iso * lep_pt
-    lep_ok = has & (lep_pt > cfg.lepton_min_pt) & (lep_abs_eta < cfg.lepton_max_abs_eta) & isolated
+    lep_p4, is_muon, lep_ok = _smeared_leptons(dressed_lep, lep_iso, has, truth["lep_final_pdgid"], cfg, rng)
 
     jets_xy = np.stack([np.bincount(jet_event, jet_p4[:, k], n) for k in (0, 1)], axis=1)
     met = -(jets_xy + lep_p4[..., :2].sum(axis=1) + soft_xy + soft_noise)

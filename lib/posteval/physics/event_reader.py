@@ -95,6 +95,75 @@ def _check_version(attrs: dict, path) -> None:
                          f"version {FORMAT_VERSION}; delete it, load_or_generate makes it again")
 
 
+def _check_truth_shapes(f: h5py.File, n: int, path) -> None:
+    """``ValueError`` if a dataset of the optional ``truth`` group is missing or has another shape."""
+    p4_shape, id_shape = (n, 2, 4), (n, 2)
+    _check_shapes(f["truth"], "truth", {**{k: p4_shape for k in _TRUTH_P4.values()}, "nu_p4": p4_shape,
+                                        **{k: id_shape for k in _TRUTH_IDS.values()},
+                                        "jet_flavour": f["delphes"]["jets"].shape}, path)
+
+
+def _verified_datasets(f: h5py.File, attrs: dict, path) -> dict[str, np.ndarray]:
+    """Every dataset of one of our files, checked against the writer's content hash; {} for other files."""
+    stored = attrs.get("content_hash")
+    if stored is None:
+        return {}
+    data = {name: f[name][()] for name in dataset_names(f)}
+    if content_hash(data, attrs) != stored:
+        raise ValueError(f"path {path!r}: the datasets and attributes do not match the stored content "
+                         "hash (a corrupted file; delete it, load_or_generate makes it again)")
+    return data
+
+
+def _lepton_columns(lep: np.ndarray, path) -> dict[str, np.ndarray]:
+    """``lep_*`` columns and ``lep_p4``, l+ first (pairs with nu from W+), whatever the stored order."""
+    order = np.argsort(-_field(lep, "charge"), axis=1, kind="stable")
+    lep = np.take_along_axis(lep, order, axis=1)
+    if not np.all(_field(lep, "charge")[:, 0] > 0) or not np.all(_field(lep, "charge")[:, 1] < 0):
+        raise ValueError(f"path {path!r}: every event needs one positive and one negative lepton")
+    out = {f"lep_{k}": _field(lep, src).astype(np.float32)
+           for k, src in (("pt", "pt"), ("eta", "eta"), ("phi", "phi"), ("energy", "energy"),
+                          ("charge", "charge"), ("flavour", "type"))}
+    out["lep_p4"] = fv.from_pt_eta_phi_e(*(_field(lep, k) for k in ("pt", "eta", "phi", "energy"))).astype(np.float32)
+    return out
+
+
+def _jet_columns(jets: np.ndarray, g: h5py.Group, read) -> dict[str, np.ndarray]:
+    """``jet_*`` columns, ``jet_mask`` (a jet slot is real where any of its fields is not 0), ``jet_p4``,
+    the jet and b-tag counts and ``jet_truth_index`` (stored ones where the file has them)."""
+    jet_cols = [_field(jets, k) for k in ("pt", "eta", "phi", "energy", "is_tagged")]
+    mask = np.any(np.stack(jet_cols, axis=-1) != 0, axis=-1)
+    out = {f"jet_{k}": (col * mask).astype(np.float32) for k, col in zip(("pt", "eta", "phi", "energy", "btag"),
+                                                                          jet_cols)}
+    out["jet_mask"] = mask
+    out["jet_p4"] = (fv.from_pt_eta_phi_e(*jet_cols[:4]) * mask[..., None]).astype(np.float32)
+    out["n_jets"] = (np.asarray(read("delphes/njets"), dtype=np.int64) if "njets" in g else mask.sum(1))
+    out["n_bjets"] = (np.asarray(read("delphes/nbjets"), dtype=np.int64) if "nbjets" in g
+                      else (jet_cols[4] * mask > 0).sum(1))
+    out["jet_truth_index"] = (np.asarray(read("delphes/jets_indices"), dtype=np.int64) if "jets_indices" in g
+                              else np.full(mask.shape, -1, dtype=np.int64))
+    return out
+
+
+def _neutrino_columns(f: h5py.File, nus: np.ndarray, read) -> dict[str, np.ndarray]:
+    """The truth columns (where the file has a ``truth`` group), ``nu_p4`` and ``neutrino_momenta``."""
+    out: dict[str, np.ndarray] = {}
+    if "truth" in f:
+        nu_p4 = np.asarray(read("truth/nu_p4"), dtype=np.float64)
+        for key, src in _TRUTH_P4.items():
+            out[key] = np.asarray(read(f"truth/{src}"), dtype=np.float64)
+        for key, src in _TRUTH_IDS.items():
+            out[key] = np.asarray(read(f"truth/{src}"), dtype=np.int64)
+        out["jet_flavour"] = np.asarray(read("truth/jet_flavour"), dtype=np.int64)
+    else:
+        nu_pt, nu_eta, nu_phi = (_field(nus, k) for k in ("pt", "eta", "phi"))
+        nu_m = _field(nus, "mass") if "mass" in nus.dtype.names else np.zeros_like(nu_pt)
+        nu_p4 = fv.from_pt_eta_phi_m(nu_pt, nu_eta, nu_phi, nu_m)
+    out["nu_p4"] = nu_p4
+    out["neutrino_momenta"] = nu_p4[..., :3].copy()
+    return out
+
+
 def _read(path: str) -> dict[str, np.ndarray]:
     attrs = read_attrs(path)
     _check_version(attrs, path)
@@ -104,18 +173,8 @@ def _read(path: str) -> dict[str, np.ndarray]:
         g = f["delphes"]
         n = _validate(g, path)
         if "truth" in f:
-            t = f["truth"]
-            p4_shape, id_shape = (n, 2, 4), (n, 2)
-            _check_shapes(t, "truth", {**{k: p4_shape for k in _TRUTH_P4.values()}, "nu_p4": p4_shape,
-                                       **{k: id_shape for k in _TRUTH_IDS.values()},
-                                       "jet_flavour": g["jets"].shape}, path)
-        data: dict[str, np.ndarray] = {}
-        stored = attrs.get("content_hash")
-        if stored is not None:  # our files: verify every dataset and attribute against the writer's hash
-            data = {name: f[name][()] for name in dataset_names(f)}
-            if content_hash(data, attrs) != stored:
-                raise ValueError(f"path {path!r}: the datasets and attributes do not match the stored content "
-                                 "hash (a corrupted file; delete it, load_or_generate makes it again)")
+            _check_truth_shapes(f, n, path)
+        data = _verified_datasets(f, attrs, path)
 
         def read(name: str) -> np.ndarray:
             if name not in data:
@@ -126,45 +185,10 @@ def _read(path: str) -> dict[str, np.ndarray]:
         for name in list(data):
             _check_finite(name, data[name], path)
         met, lep, jets, nus = (read(f"delphes/{k}") for k in ("MET", "leptons", "jets", "neutrinos"))
-        out: dict[str, np.ndarray] = {}
-
-        # Leptons: l+ first (pairs with nu from W+), whatever the stored order.
-        order = np.argsort(-_field(lep, "charge"), axis=1, kind="stable")
-        lep = np.take_along_axis(lep, order, axis=1)
-        if not np.all(_field(lep, "charge")[:, 0] > 0) or not np.all(_field(lep, "charge")[:, 1] < 0):
-            raise ValueError(f"path {path!r}: every event needs one positive and one negative lepton")
-        for k, src in (("pt", "pt"), ("eta", "eta"), ("phi", "phi"), ("energy", "energy"),
-                       ("charge", "charge"), ("flavour", "type")):
-            out[f"lep_{k}"] = _field(lep, src).astype(np.float32)
-        out["lep_p4"] = fv.from_pt_eta_phi_e(*(_field(lep, k) for k in ("pt", "eta", "phi", "energy"))).astype(np.float32)
-
-        jet_cols = [_field(jets, k) for k in ("pt", "eta", "phi", "energy", "is_tagged")]
-        mask = np.any(np.stack(jet_cols, axis=-1) != 0, axis=-1)
-        for k, col in zip(("pt", "eta", "phi", "energy", "btag"), jet_cols):
-            out[f"jet_{k}"] = (col * mask).astype(np.float32)
-        out["jet_mask"] = mask
-        out["jet_p4"] = (fv.from_pt_eta_phi_e(*jet_cols[:4]) * mask[..., None]).astype(np.float32)
-        out["n_jets"] = (np.asarray(read("delphes/njets"), dtype=np.int64) if "njets" in g else mask.sum(1))
-        out["n_bjets"] = (np.asarray(read("delphes/nbjets"), dtype=np.int64) if "nbjets" in g
-                          else (jet_cols[4] * mask > 0).sum(1))
-        out["jet_truth_index"] = (np.asarray(read("delphes/jets_indices"), dtype=np.int64) if "jets_indices" in g
-                                  else np.full(mask.shape, -1, dtype=np.int64))
+        out = {**_lepton_columns(lep, path), **_jet_columns(jets, g, read)}
         out["met"] = np.stack([_field(met, "MET") * np.cos(_field(met, "phi")),
                                _field(met, "MET") * np.sin(_field(met, "phi"))], axis=1).astype(np.float32)
-
-        if "truth" in f:
-            nu_p4 = np.asarray(read("truth/nu_p4"), dtype=np.float64)
-            for key, src in _TRUTH_P4.items():
-                out[key] = np.asarray(read(f"truth/{src}"), dtype=np.float64)
-            for key, src in _TRUTH_IDS.items():
-                out[key] = np.asarray(read(f"truth/{src}"), dtype=np.int64)
-            out["jet_flavour"] = np.asarray(read("truth/jet_flavour"), dtype=np.int64)
-        else:
-            nu_pt, nu_eta, nu_phi = (_field(nus, k) for k in ("pt", "eta", "phi"))
-            nu_m = _field(nus, "mass") if "mass" in nus.dtype.names else np.zeros_like(nu_pt)
-            nu_p4 = fv.from_pt_eta_phi_m(nu_pt, nu_eta, nu_phi, nu_m)
-        out["nu_p4"] = nu_p4
-        out["neutrino_momenta"] = nu_p4[..., :3].copy()
+        out.update(_neutrino_columns(f, nus, read))
         out["n_generated"] = np.int64(attrs.get("n_generated", -1))
     for key, value in out.items():
         if key != "n_generated" and len(value) != n:

@@ -301,17 +301,13 @@ def _draw(w: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.clip(flat - rows * length, 0, length - 1)
 
 
-def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
-    """Solutions and weights for one block of events; see :func:`weigh_solutions`."""
+def _block_solutions(lep, cand, ok, cfg) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per side (nu, then nubar): the solutions (b, A, S, 3) of every assignment of ``cand`` (b, A, 2, 4) over
+    the eta and mass scan, and their weights before the MET term (b, A, S) in float32 (a valid solution of an
+    allowed assignment, times the eta prior, times the Jacobian when ``cfg.jacobian``)."""
     eta = np.asarray(cfg.eta_grid, dtype=np.float64)
     masses = _mass_scan(cfg)
-    n_a = int(max(ok.sum(axis=1).max(), 1))
-    # Valid assignments first, keep as many as the block needs.
-    order = np.argsort(~ok, axis=1, kind="stable")[:, :n_a]
-    pairs = np.take_along_axis(pairs, order[..., None], axis=1)
-    ok = np.take_along_axis(ok, order, axis=1)
-    b = len(lep)
-    cand = jets[np.arange(b)[:, None, None], pairs] / cfg.bjet_response  # (b, A, 2, 4)
+    b, n_a = ok.shape
     prior = np.ones_like(eta) if cfg.eta_prior_sigma is None else np.exp(-0.5 * (eta / cfg.eta_prior_sigma) ** 2)
     sols = []
     for side in (0, 1):
@@ -324,7 +320,12 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
                                       eta, masses[side, :, 0], masses[side, :, 1])
         p = p.reshape(b, n_a, s).astype(np.float32)
         sols.append((nu.reshape(b, n_a, s, 3), p))
-    (nu1, p1), (nu2, p2) = sols
+    return sols
+
+
+def _met_weights(nu1, p1, nu2, p2, met, cfg) -> np.ndarray:
+    """(b, A * S * S) float32 weight of every (assignment, nu solution, nubar solution): the two solutions'
+    weights times exp(-chi2 / 2) of the MET agreement, 0 where chi2 > ``cfg.max_met_chi2``."""
     # chi2 of the MET agreement, |r_i + t_j|^2 / sigma^2 with r = nu_T - MET and t = nubar_T.
     r = ((nu1[..., :2] - met[:, None, None, :]) / cfg.met_sigma).astype(np.float32)
     t = (nu2[..., :2] / cfg.met_sigma).astype(np.float32)
@@ -337,17 +338,57 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
     w *= p1[..., :, None]
     w *= p2[..., None, :]
     w *= chi2 <= cfg.max_met_chi2
+    return w.reshape(len(nu1), -1)
+
+
+def _gather(index, nu1, nu2, pairs) -> tuple[np.ndarray, np.ndarray]:
+    """The (nu, nubar) solutions and the jet pairs at flat indices ``index`` (b,) or (b, m) of the weights."""
+    b, s = nu1.shape[0], nu1.shape[2]
+    a, rest = np.divmod(index, s * s)
+    i, j = np.divmod(rest, s)
+    rows = np.arange(b)[:, None] if index.ndim == 2 else np.arange(b)
+    sol = np.stack([nu1[rows, a, i], nu2[rows, a, j]], axis=-2)
+    return sol, pairs[rows, a]
+
+
+def _top_k(w: np.ndarray, k_top: int) -> np.ndarray:
+    """Per row of ``w``, the indices of its ``k_top`` largest weights, heaviest first."""
+    k = min(k_top, w.shape[1])
+    if k == 1:
+        return np.argmax(w, axis=1)[:, None]
+    idx = np.argpartition(-w, k - 1, axis=1)[:, :k]
+    return np.take_along_axis(idx, np.argsort(-np.take_along_axis(w, idx, axis=1), axis=1, kind="stable"), axis=1)
+
+
+def _draw_two_stages(wt: np.ndarray, marginal_nu: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Flat indices (b, m) drawn from the weights ``wt`` (b, A, S, S) with the uniforms ``u`` (b, m, 2):
+    (assignment, nu solution) from the marginal, then the nubar solution."""
+    b, _, s, _ = wt.shape
+    m = u.shape[1]
+    first = _draw(marginal_nu.reshape(b, -1), u[..., 0])
+    a, i = np.divmod(first, s)
+    rows = wt[np.arange(b)[:, None], a, i]  # (b, m, S)
+    j = _draw(rows.reshape(b * m, s), u[..., 1].reshape(b * m, 1)).reshape(b, m)
+    return a * s * s + i * s + j
+
+
+def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
+    """Solutions and weights for one block of events; see :func:`weigh_solutions`."""
+    n_a = int(max(ok.sum(axis=1).max(), 1))
+    # Valid assignments first, keep as many as the block needs.
+    order = np.argsort(~ok, axis=1, kind="stable")[:, :n_a]
+    pairs = np.take_along_axis(pairs, order[..., None], axis=1)
+    ok = np.take_along_axis(ok, order, axis=1)
+    b = len(lep)
+    cand = jets[np.arange(b)[:, None, None], pairs] / cfg.bjet_response  # (b, A, 2, 4)
+    (nu1, p1), (nu2, p2) = _block_solutions(lep, cand, ok, cfg)
+    w = _met_weights(nu1, p1, nu2, p2, met, cfg)
     s = nu1.shape[2]
-    w = w.reshape(b, -1)
     n_valid = np.count_nonzero(w, axis=1)
     has = n_valid > 0
 
     def gather(index):
-        a, rest = np.divmod(index, s * s)
-        i, j = np.divmod(rest, s)
-        rows = np.arange(b)[:, None] if index.ndim == 2 else np.arange(b)
-        sol = np.stack([nu1[rows, a, i], nu2[rows, a, j]], axis=-2)
-        return sol, pairs[rows, a]
+        return _gather(index, nu1, nu2, pairs)
 
     best_sol, best_jets = gather(np.argmax(w, axis=1))
     wt = w.reshape(b, n_a, s, s)
@@ -355,24 +396,13 @@ def _weigh_block(lep, jets, pairs, ok, met, cfg, k_top, u):
     marginal_nu = wt.sum(axis=3, dtype=np.float64)  # (b, A, S): summed over the nubar solutions
     mean = np.stack([np.einsum("bai,baic->bc", marginal_nu, nu1),
                      np.einsum("baj,bajc->bc", wt.sum(axis=2, dtype=np.float64), nu2)], axis=1) / total[:, None, None]
-    k = min(k_top, w.shape[1])
-    if k == 1:
-        idx = np.argmax(w, axis=1)[:, None]
-    else:
-        idx = np.argpartition(-w, k - 1, axis=1)[:, :k]
-        idx = np.take_along_axis(idx, np.argsort(-np.take_along_axis(w, idx, axis=1), axis=1, kind="stable"), axis=1)
+    idx = _top_k(w, k_top)
     top_sol, top_jets = gather(idx)
     top_w = np.take_along_axis(w, idx, axis=1).astype(np.float64)
     kept = top_w.sum(axis=1) / total
     top_w = top_w / np.maximum(top_w.sum(axis=1, keepdims=True), 1e-300)
     if u.shape[1]:
-        # Two stages: (assignment, nu solution) from the marginal, then the nubar solution.
-        m = u.shape[1]
-        first = _draw(marginal_nu.reshape(b, -1), u[..., 0])
-        a, i = np.divmod(first, s)
-        rows = wt[np.arange(b)[:, None], a, i]  # (b, m, S)
-        j = _draw(rows.reshape(b * m, s), u[..., 1].reshape(b * m, 1)).reshape(b, m)
-        drawn_sol, drawn_jets = gather(a * s * s + i * s + j)
+        drawn_sol, drawn_jets = gather(_draw_two_stages(wt, marginal_nu, u))
     else:
         drawn_sol, drawn_jets = np.zeros((b, 0, 2, 3)), np.zeros((b, 0, 2), dtype=pairs.dtype)
     return has, n_valid, best_sol, mean, best_jets, top_sol, top_w, top_jets, kept, drawn_sol, drawn_jets

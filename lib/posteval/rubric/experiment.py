@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ from posteval.progress import tqdm
 from . import grammar
 from .evaluate import completion_metrics
 from .grpo import group_advantages, grpo_loss
-from .judges import (Ensemble, ReaderProxy, RuleJudge, SetJudge, rubric_sensitivity, train_proxy,
+from .judges import (PROXY_TRAINING, Ensemble, ReaderProxy, RuleJudge, SetJudge, rubric_sensitivity, train_proxy,
                      train_set_judge)
 from .held_out_judges import build_held_out
 from .proxy_data import teacher_rubric_verdicts
@@ -194,6 +194,44 @@ class Setup:
     held_out: dict = field(default_factory=dict)  # independent judges E3, E4 (held_out_judges.HELD_OUT)
 
 
+def _train_proxies(world: World, proxy_pool: Pairs, pool_flags, pool_verdicts, c: RubricConfig, seed: int) -> dict:
+    """The seed's proxies by name (:attr:`Setup.proxies`), trained on the teacher rubrics of the proxy pool:
+    Proxy-SFT, -RL and -SFT-follow, the unseen-criterion proxy and the bootstrap ensembles, in this order."""
+    training = replace(PROXY_TRAINING, epochs=c.proxy_epochs)
+    n = c.n_proxy
+    head = proxy_pool.subset(np.arange(n))
+    # The unseen-criterion proxy: the same head with every pair whose teacher rubric names the last criterion dropped.
+    seen = np.flatnonzero(pool_flags[:n, -1] == 0)
+    proxies = {
+        "sft": train_proxy(world, head, pool_flags[:n], "sft", seed=seed, settings=training),
+        "rl": train_proxy(world, proxy_pool, pool_flags, "rl", seed=seed, settings=training),
+        "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, settings=training,
+                              rubric_verdicts=pool_verdicts[:n]),
+        "sft_unseen": train_proxy(world, head.subset(seen), pool_flags[seen], "sft", seed=seed, settings=training),
+    }
+    for kind, (key, offset) in ENSEMBLES.items():
+        members = []
+        for m in range(c.ensemble_size):
+            idx = seed_stream(seed, offset + m).integers(0, n, n)
+            members.append(train_proxy(world, head.subset(idx), pool_flags[idx], kind,
+                                       seed=seed * 1000 + offset + m, settings=training,
+                                       rubric_verdicts=pool_verdicts[idx] if kind == "follow" else None))
+        if members:
+            proxies[key] = members
+    return proxies
+
+
+def _all_judges(proxies: dict, judge_e2: SetJudge, held_out: dict) -> dict:
+    """Every judge of a seed by name (the proxies, their ensembles, E1, E2 and the held-out judges)."""
+    judges = {"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"], "proxy_follow": proxies["follow"],
+              "proxy_sft_unseen": proxies["sft_unseen"]}
+    for key, _ in ENSEMBLES.values():
+        if key in proxies:
+            judges[key] = Ensemble(proxies[key])
+    judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge(), **held_out})
+    return judges
+
+
 def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> Setup:
     """World, data, cold-start SFT policy, proxies and E2 for one seed (deterministic)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -223,27 +261,7 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
                                                max_rubric=c.max_rubric)
     pool_flags = grammar.rubric_flags(vocab, pool_comp)
     pool_verdicts = teacher_rubric_verdicts(vocab, pool_comp, max_rubric=c.max_rubric)
-    n = c.n_proxy
-    head = proxy_pool.subset(np.arange(n))
-    # The unseen-criterion proxy: the same head with every pair whose teacher rubric names the last criterion dropped.
-    seen = np.flatnonzero(pool_flags[:n, -1] == 0)
-    proxies = {
-        "sft": train_proxy(world, head, pool_flags[:n], "sft", seed=seed, epochs=c.proxy_epochs),
-        "rl": train_proxy(world, proxy_pool, pool_flags, "rl", seed=seed, epochs=c.proxy_epochs),
-        "follow": train_proxy(world, head, pool_flags[:n], "follow", seed=seed, epochs=c.proxy_epochs,
-                              rubric_verdicts=pool_verdicts[:n]),
-        "sft_unseen": train_proxy(world, head.subset(seen), pool_flags[seen], "sft", seed=seed,
-                                  epochs=c.proxy_epochs),
-    }
-    for kind, (key, offset) in ENSEMBLES.items():
-        members = []
-        for m in range(c.ensemble_size):
-            idx = seed_stream(seed, offset + m).integers(0, n, n)
-            members.append(train_proxy(world, head.subset(idx), pool_flags[idx], kind,
-                                       seed=seed * 1000 + offset + m, epochs=c.proxy_epochs,
-                                       rubric_verdicts=pool_verdicts[idx] if kind == "follow" else None))
-        if members:
-            proxies[key] = members
+    proxies = _train_proxies(world, proxy_pool, pool_flags, pool_verdicts, c, seed)
     secs["proxies"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     judge_e2 = train_set_judge(world, n=c.e2_n, seed=seed + 7919, epochs=c.e2_epochs)
@@ -252,13 +270,7 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     held_out = build_held_out(world, n=c.held_out_n, seed=int(seed_stream(seed, 9).integers(2**31)),
                               epochs=c.held_out_epochs)
     secs["held_out"] = time.perf_counter() - t3
-    judges = {"proxy_sft": proxies["sft"], "proxy_rl": proxies["rl"], "proxy_follow": proxies["follow"],
-              "proxy_sft_unseen": proxies["sft_unseen"]}
-    for key, _ in ENSEMBLES.values():
-        if key in proxies:
-            judges[key] = Ensemble(proxies[key])
-    judges.update({"judge_e2": judge_e2, "judge_rule": RuleJudge(), **held_out})
-    sens = rubric_sensitivity(judges, world, test_pairs, seed_stream(seed, 8))
+    sens = rubric_sensitivity(_all_judges(proxies, judge_e2, held_out), world, test_pairs, seed_stream(seed, 8))
     sens.insert(0, "seed", seed)
     prompts = encode_prompts(world, test_pairs)
     comp, _ = generate(policy, vocab, prompts, c.max_new, greedy=True)
@@ -335,6 +347,63 @@ def condition_proxy(setup: Setup, cond: Condition):
     return setup.proxies[cond.proxy]
 
 
+def _rollout_streams(seed: int, rollout_seed: int | None) -> tuple[np.random.Generator, torch.Generator]:
+    """The rollout randomness of a condition: prompt order (numpy) and sampling (torch) streams."""
+    if rollout_seed is None:
+        rng = seed_stream(seed, 10)  # same rollout randomness in every condition
+        gen = torch.Generator().manual_seed(seed * 7 + 11)
+    else:
+        if isinstance(rollout_seed, bool) or not isinstance(rollout_seed, (int, np.integer)) or rollout_seed < 0:
+            raise ValueError(f"rollout_seed must be a non-negative int or None, got {rollout_seed!r}")
+        rng = seed_stream(seed, 1000 + int(rollout_seed))
+        gen = torch.Generator().manual_seed(int(seed_stream(seed, 2000 + int(rollout_seed)).integers(2**62)))
+    return rng, gen
+
+
+def _frozen_copy(policy: PolicyLM) -> PolicyLM:
+    """The reference policy of the KL term: a copy in eval mode without gradients."""
+    ref = copy.deepcopy(policy)
+    ref.eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return ref
+
+
+def _grpo_update(policy: PolicyLM, ref: PolicyLM, opt, c: RubricConfig, rollouts: tuple, label: str,
+                 step: int) -> list[dict]:
+    """One GRPO update on the rollouts ``(prompts, completions, mask, advantages)`` of a step, in
+    ``c.n_minibatches`` minibatches; the loss statistics of each."""
+    prompts, comp, mask, adv = rollouts
+    with torch.no_grad():
+        old = completion_logprobs(policy, prompts, comp)
+        ref_lp = completion_logprobs(ref, prompts, comp)
+    policy.train()
+    stats = []
+    per_mb = c.prompts_per_step // c.n_minibatches * c.group_size
+    for mb in range(c.n_minibatches):
+        sl = slice(mb * per_mb, (mb + 1) * per_mb)
+        logp = completion_logprobs(policy, prompts[sl], comp[sl])
+        loss, st = grpo_loss(logp, old[sl], ref_lp[sl], adv[sl], mask[sl], clip=c.clip, beta=c.beta)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{label}: non-finite loss at step {step}")
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), c.grad_clip)
+        opt.step()
+        stats.append(st)
+    return stats
+
+
+def _step_row(step: int, terms: dict, mask: torch.Tensor, stats: list[dict], group: int) -> dict:
+    """The history row of one GRPO step: mean reward terms of its rollouts and mean loss statistics."""
+    tot = terms["total"].reshape(-1, group)
+    return {"step": step, "reward": float(terms["total"].mean()), "r_acc": float(terms["acc"].mean()),
+            "r_proxy": float(terms["proxy"].mean()), "r_format": float(terms["format"].mean()),
+            "frac_zero_std": float((tot.std(1) == 0).mean()),
+            "completion_len": float(mask.sum(1).float().mean()),
+            **{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}}
+
+
 def run_condition(setup: Setup, name: str, *, condition: Condition | None = None, progress: bool = False,
                   max_steps: int | None = None, rollout_seed: int | None = None) -> dict:
     """GRPO from the cold-start policy under one condition.
@@ -359,10 +428,7 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     reward_fn = PolicyReward(world, proxy, cond.mode, max_rubric=c.max_rubric, leak=cond.leak)
     eval_proxy = proxy if proxy is not None else setup.proxies["sft"]
     policy = copy.deepcopy(setup.policy)
-    ref = copy.deepcopy(setup.policy)
-    ref.eval()
-    for p in ref.parameters():
-        p.requires_grad_(False)
+    ref = _frozen_copy(setup.policy)
     opt = torch.optim.Adam(policy.parameters(), lr=c.lr)
     n_rl = max(int(round(c.n_rl * cond.data_fraction)), c.prompts_per_step)
     pool = setup.rl_pairs.subset(np.arange(n_rl))
@@ -373,14 +439,7 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
     steps = c.rl_epochs * steps_per_epoch
     if max_steps is not None:
         steps = min(steps, int(max_steps))
-    if rollout_seed is None:
-        rng = seed_stream(setup.seed, 10)  # same rollout randomness in every condition
-        gen = torch.Generator().manual_seed(setup.seed * 7 + 11)
-    else:
-        if isinstance(rollout_seed, bool) or not isinstance(rollout_seed, (int, np.integer)) or rollout_seed < 0:
-            raise ValueError(f"rollout_seed must be a non-negative int or None, got {rollout_seed!r}")
-        rng = seed_stream(setup.seed, 1000 + int(rollout_seed))
-        gen = torch.Generator().manual_seed(int(seed_stream(setup.seed, 2000 + int(rollout_seed)).integers(2**62)))
+    rng, gen = _rollout_streams(setup.seed, rollout_seed)
     order = np.array([], dtype=int)
 
     def evaluate(step):
@@ -399,29 +458,8 @@ def run_condition(setup: Setup, name: str, *, condition: Condition | None = None
         comp, mask = generate(policy, vocab, prompts, c.max_new, temperature=c.temperature, generator=gen)
         terms = reward_fn(batch, comp.numpy())
         adv = torch.as_tensor(group_advantages(terms["total"], G), dtype=torch.float32)
-        with torch.no_grad():
-            old = completion_logprobs(policy, prompts, comp)
-            ref_lp = completion_logprobs(ref, prompts, comp)
-        policy.train()
-        stats = []
-        per_mb = B // c.n_minibatches * G
-        for mb in range(c.n_minibatches):
-            sl = slice(mb * per_mb, (mb + 1) * per_mb)
-            logp = completion_logprobs(policy, prompts[sl], comp[sl])
-            loss, st = grpo_loss(logp, old[sl], ref_lp[sl], adv[sl], mask[sl], clip=c.clip, beta=c.beta)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"GRPO {name}: non-finite loss at step {step}")
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), c.grad_clip)
-            opt.step()
-            stats.append(st)
-        tot = terms["total"].reshape(-1, G)
-        row = {"step": step, "reward": float(terms["total"].mean()), "r_acc": float(terms["acc"].mean()),
-               "r_proxy": float(terms["proxy"].mean()), "r_format": float(terms["format"].mean()),
-               "frac_zero_std": float((tot.std(1) == 0).mean()),
-               "completion_len": float(mask.sum(1).float().mean()),
-               **{k: float(np.mean([s[k] for s in stats])) for k in stats[0]}}
+        stats = _grpo_update(policy, ref, opt, c, (prompts, comp, mask, adv), f"GRPO {name}", step)
+        row = _step_row(step, terms, mask, stats, G)
         if step % c.eval_every == 0 or step == steps:
             row.update(evaluate(step))
         rows.append(row)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..models.training import fit
+from ..models.training import TrainingSettings, fit
 from .task import Pairs, World, as_generator, sample_pairs
 
 HELD_OUT = ("judge_max", "judge_vote")
@@ -121,8 +121,9 @@ def train_vote_judge(world: World, *, n: int = 4096, seed: int = 0, epochs: int 
     data = (torch.as_tensor(pairs.q1), torch.as_tensor(pairs.q2), torch.as_tensor(flags),
             torch.as_tensor((y == 1).astype(np.float32)))
     n_val = max(len(y) // 10, 1)
-    fit(net, tuple(d[n_val:] for d in data), tuple(d[:n_val] for d in data), loss_fn=_bce, epochs=epochs,
-        batch_size=batch_size, lr=lr, seed=int(seed), desc="judge-E4", disable=True)
+    fit(net, tuple(d[n_val:] for d in data), tuple(d[:n_val] for d in data),
+        TrainingSettings(epochs=epochs, batch_size=batch_size, lr=lr), loss_fn=_bce, seed=int(seed),
+        desc="judge-E4", disable=True)
     return VoteJudge(net)
 
 

@@ -25,10 +25,12 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ..models import fit, mlp
+from ..models import TrainingSettings, fit, mlp
 from .task import Pairs, World, as_generator, generic_flags, oracle_flags, random_flags, sample_pairs
 
 PROXY_KINDS = ("sft", "rl", "follow")
+#: How a proxy is trained by default: 40 epochs of mini-batches of 64 pairs at learning rate 3e-3.
+PROXY_TRAINING = TrainingSettings(epochs=40, batch_size=64, lr=3e-3)
 
 
 def _check_flags(pairs: Pairs, flags) -> torch.Tensor:
@@ -146,8 +148,8 @@ def _make_reinforce(group: int, gen: torch.Generator):
     return loss
 
 
-def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: int = 0, epochs: int = 40,
-                batch_size: int = 64, lr: float = 3e-3, group: int = 8, progress: bool = False,
+def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: int = 0,
+                settings: TrainingSettings = PROXY_TRAINING, group: int = 8, progress: bool = False,
                 rubric_verdicts=None) -> ReaderProxy:
     """Train a reader proxy on teacher rubrics.
 
@@ -158,6 +160,8 @@ def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: i
         ``group`` sampled verdicts per pair) or "follow" (targets: ``rubric_verdicts``, the teacher's
         verdict under its own rubric from :func:`proxy_data.teacher_rubric_verdicts`; the label
         where that is 0)
+    settings : the epochs, batch size and learning rate of `fit` (:data:`PROXY_TRAINING`; e.g.
+        ``dataclasses.replace(PROXY_TRAINING, epochs=2)`` for fewer epochs)
     """
     if kind not in PROXY_KINDS:
         raise ValueError(f"kind must be one of {PROXY_KINDS}, got {kind!r}")
@@ -173,8 +177,8 @@ def train_proxy(world: World, pairs: Pairs, flags, kind: str = "sft", *, seed: i
     data = (*_inputs(pairs), f, torch.as_tensor(y))
     gen = torch.Generator().manual_seed(int(seed))
     loss = _make_reinforce(group, gen) if kind == "rl" else _bce
-    fit(net, data, loss_fn=loss, epochs=epochs, batch_size=batch_size, lr=lr, seed=int(seed), shuffle=gen,
-        desc=f"proxy-{kind}", disable=not progress)
+    fit(net, data, settings=settings, loss_fn=loss, seed=int(seed), shuffle=gen, desc=f"proxy-{kind}",
+        disable=not progress)
     return ReaderProxy(net, f"proxy_{kind}")
 
 
@@ -200,8 +204,8 @@ def train_set_judge(world: World, *, n: int = 4096, seed: int = 0, epochs: int =
     torch.manual_seed(int(seed))
     net = SetNet(world.n_criteria, world.n_levels)
     data = (*_inputs(pairs), torch.as_tensor(flags), torch.as_tensor((pairs.labels == 1).astype(np.float32)))
-    fit(net, data, loss_fn=_bce, epochs=epochs, batch_size=batch_size, lr=lr, seed=int(seed), desc="judge-E2",
-        disable=not progress)
+    fit(net, data, settings=TrainingSettings(epochs=epochs, batch_size=batch_size, lr=lr), loss_fn=_bce,
+        seed=int(seed), desc="judge-E2", disable=not progress)
     return SetJudge(net, "judge_e2")
 
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..models.training import fit
+from ..models.training import TrainingSettings, fit
 from .task import Vocab
 
 
@@ -136,8 +136,9 @@ def sft(model: PolicyLM, prompts: torch.Tensor, completions: torch.Tensor, *, pa
         return -(completion_logprobs(net, prompt, comp) * mask).sum() / mask.sum()
 
     steps_total = epochs * math.ceil(prompts.shape[0] / batch_size)
-    history = fit(model, (prompts, completions), loss_fn=completion_nll, epochs=epochs, batch_size=batch_size,
-                  lr=lr, seed=int(seed), lr_schedule=lambda step: 1.0 - step / steps_total, grad_clip=1.0,
+    settings = TrainingSettings(epochs=epochs, batch_size=batch_size, lr=lr,
+                                lr_schedule=lambda step: 1.0 - step / steps_total, grad_clip=1.0)
+    history = fit(model, (prompts, completions), settings=settings, loss_fn=completion_nll, seed=int(seed),
                   desc="cold-start SFT", disable=not progress)
     return history.train_loss
 
