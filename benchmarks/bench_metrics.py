@@ -71,16 +71,16 @@ def main() -> None:
         print(f"CRPS, backend {backend}")
         for est, theirs_est, size in [("nrg", "nrg", n_pairs), ("nrg", "qd", n), ("fair", "fair", n_pairs), ("pwm", "pwm", n)]:
             s, t, f = samples[:size], truth[:size], fct[:size]
-            ours, t_ours = best_of(lambda: metrics.crps(s, t, estimator=est))
+            ours, t_ours = best_of(lambda: metrics.crps_ensemble(s, t, estimator=est))
             ref, t_ref = best_of(lambda: sr.crps_ensemble(t, f, estimator=theirs_est, backend=backend))
             row(f"crps {est} vs {theirs_est}", size, t_ours, t_ref, float(np.max(np.abs(ours - ref))))
         print(f"energy score, backend {backend}")
         for est in ("nrg", "fair"):
             s, t = samples[:n_pairs], truth[:n_pairs]
-            ours, t_ours = best_of(lambda: metrics.energy_score(s, t, estimator=est))
+            ours, t_ours = best_of(lambda: metrics.energy_score_ensemble(s, t, estimator=est))
             ref, t_ref = best_of(lambda: sr.es_ensemble(t, s, m_axis=-2, v_axis=-1, estimator=est, backend=backend))
             row(f"energy_score {est}", n_pairs, t_ours, t_ref, float(np.max(np.abs(ours - ref))))
-    _, t_es = best_of(lambda: metrics.energy_score(samples[:n_energy], truth[:n_energy]), repeat=1)
+    _, t_es = best_of(lambda: metrics.energy_score_ensemble(samples[:n_energy], truth[:n_energy]), repeat=1)
     print(f"  ours alone: energy_score nrg on {n_energy} events: {t_es:.2f} s ({t_es / n_energy * n:.0f} s scaled to n={n})")
     del samples, fct
 
@@ -96,7 +96,7 @@ def main() -> None:
     print(f"protocol_report: {n} events x {d} dims x {len(models)} models (3 samplers m = {m_rep}, 2 points), "
           f"calibration {n_cal} events; {load()}")
     _, t_plain = best_of(lambda: metrics.protocol_report(models, truth, calibration=calibration), repeat=1)
-    _, t_ci = best_of(lambda: metrics.protocol_report(models, truth, calibration=calibration, ci=0.95, n_boot=1000),
+    _, t_ci = best_of(lambda: metrics.protocol_report(models, truth, calibration=calibration, level=0.95, n_resamples=1000),
                       repeat=1)
     print(f"  without intervals {t_plain:.1f} s; ci=0.95 with 1000 bootstrap resamples {t_ci:.1f} s (goal < 60 s); {load()}")
 

@@ -65,7 +65,7 @@ def main() -> None:
             if old is not None:
                 c, k = old.chi2_spectrum(pred, truth, bins=args.bins)
                 rows["before: ndf = bins"].append((c / k, stats.chi2.sf(c, k)))
-            t = metrics.spectrum_test(pred, truth, bins=args.bins, n_perm=args.n_perm, seed=r)
+            t = metrics.spectrum_test(pred, truth, bins=args.bins, n_resamples=args.n_perm, seed=r)
             rows["after: asymptotic"].append((t.chi2_ndf, t.pvalue))
             rows["after: exchange"].append((t.chi2_ndf, t.pvalue_exchange))
         print(f"\n{kind}")

@@ -28,7 +28,7 @@ def scores(nu):
 
 
 def crps_per_event(samples):
-    return np.mean([metrics.crps(samples[..., j], truth[:, j]) for j in range(6)], axis=0)
+    return np.mean([metrics.crps_ensemble(samples[..., j], truth[:, j]) for j in range(6)], axis=0)
 
 
 flow_build = partial(build_event_model, "flow", dims, encoder, heads["flow"])

@@ -29,7 +29,7 @@ torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 parameters.CHAPTER_RULES["99_tiny"] = {"n": parameters.count(0), "fail": parameters.boolean()}
 
 
-def replicated_measurements(means, *, n=2000, seed=0, n_boot=300, seeds=(0, 1, 2), **kwargs):
+def replicated_measurements(means, *, n=2000, seed=0, n_resamples=300, seeds=(0, 1, 2), **kwargs):
     """Measurements (posteval.metrics.intervals) of a replicated protocol table: per model a mean
     squared error ``means[model]``, three seeds (one row for "oracle", an untrained model);
     ``kwargs`` go to ``Measurements.from_replicated_table`` (transforms, derived)."""
@@ -45,7 +45,7 @@ def replicated_measurements(means, *, n=2000, seed=0, n_boot=300, seeds=(0, 1, 2
     for name, mu in means.items():
         for r in ([None] if name == "oracle" else seeds):
             inputs[replicate_row(name, r)] = truth + rng.normal(scale=np.sqrt(mu), size=n) + 0.001 * (r or 0)
-    table, reps = metrics.protocol_report(inputs, truth, ci=0.95, n_boot=n_boot, seed=seed, replicates=True)
+    table, reps = metrics.protocol_report(inputs, truth, level=0.95, n_resamples=n_resamples, seed=seed, replicates=True)
     return Measurements.from_replicated_table(table.set_index("model"), reps,
                                               lambda m: [replicate_row(m, r) for r in seeds], list(means), **kwargs)
 

@@ -90,7 +90,7 @@ def test_inverse_cdf_samples_follow_the_posterior():
     np.testing.assert_allclose((s**2).mean(axis=1), m2, rtol=0.01, atol=0.01)
     # the ensemble CRPS of many exact samples converges to the exact integral: its bias is
     # E|X - X'| / 2m ~ 2e-4 and its Monte-Carlo sd over 400 events ~6e-4 (1.5e-3 relative)
-    assert metrics.crps(s, z).mean() == pytest.approx(post.crps(z).mean(), rel=5e-3)
+    assert metrics.crps_ensemble(s, z).mean() == pytest.approx(post.crps(z).mean(), rel=5e-3)
     # PIT of the truth under the exact posterior is uniform
     pit = post.cdf_at(z)
     assert abs(pit.mean() - 0.5) < 0.05 and abs(pit.var() - 1 / 12) < 0.015

@@ -119,7 +119,7 @@ def test_rank_histogram_band_holds_an_exact_sampler():
     """The simultaneous ECDF band: an exact sampler's ranks fail it in about 5 % of repeats."""
     rng = np.random.default_rng(17)
     p = [cal.rank_histogram(*[a[0] if isinstance(a, list) else a for a in gaussian_problem(rng, 500, 16)], seed=k,
-                            sims=400).pvalue["dim0"] for k in range(40)]
+                            n_resamples=400).pvalue["dim0"] for k in range(40)]
     assert np.mean(np.array(p) < 0.05) <= 0.15
 
 
@@ -130,7 +130,7 @@ def test_events_to_resolve_a_narrowing_gives_the_stated_power():
     from posteval.metrics.intervals import events_to_resolve
     from posteval.metrics.intervals import event_interval
 
-    d, sd = narrowing_deviation(0.9, 16, n_sim=50_000, seed=1)
+    d, sd = narrowing_deviation(0.9, 16, n_resamples=50_000, seed=1)
     n = events_to_resolve(d, sd)
     rng = np.random.default_rng(2)
     repeats, resolved = 300, 0

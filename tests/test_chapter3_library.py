@@ -14,24 +14,24 @@ RNG = np.random.default_rng(3)
 def test_per_event_scores_of_points_and_samples():
     truth = RNG.normal(size=(40, 3))
     point = truth + 1.0
-    sc = metrics.per_event_scores(point, truth)
+    sc = metrics.scores_reconstruction(point, truth)
     np.testing.assert_allclose(sc["sq"], 1.0)
     np.testing.assert_allclose(sc["mae"], 1.0)
     np.testing.assert_allclose(sc["crps"], 1.0)  # a point mass: CRPS = absolute error
     samples = truth[:, None, :] + RNG.normal(size=(40, 16, 3))
-    sc = metrics.per_event_scores(samples, truth)
+    sc = metrics.scores_reconstruction(samples, truth)
     np.testing.assert_allclose(sc["sq"], ((samples[:, 0] - truth) ** 2).mean(axis=1))
-    np.testing.assert_allclose(sc["crps"], metrics.crps(samples, truth, estimator="fair").mean(axis=1))
+    np.testing.assert_allclose(sc["crps"], metrics.crps_ensemble(samples, truth, estimator="fair").mean(axis=1))
     with pytest.raises(ValueError, match="pred: expected shape"):
-        metrics.per_event_scores(samples[:, :, :2], truth)
+        metrics.scores_reconstruction(samples[:, :, :2], truth)
 
 
 def test_joint_energy_score_is_the_distance_for_a_point_and_fair_for_samples():
     truth = RNG.normal(size=(30, 4))
-    np.testing.assert_allclose(metrics.joint_energy_score(truth + 1.0, truth), 2.0)
+    np.testing.assert_allclose(metrics.energy_score_reconstruction(truth + 1.0, truth), 2.0)
     s = RNG.normal(size=(30, 8, 4))
-    np.testing.assert_allclose(metrics.joint_energy_score(s, truth),
-                               metrics.energy_score(s, truth, estimator="fair"))
+    np.testing.assert_allclose(metrics.energy_score_reconstruction(s, truth),
+                               metrics.energy_score_ensemble(s, truth, estimator="fair"))
 
 
 def test_met_resolution_of_a_gaussian_smearing():

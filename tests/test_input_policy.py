@@ -28,10 +28,10 @@ REFUSED = {
 CALLS = {
     "rmse": lambda x: metrics.rmse(x, TRUTH),
     "mae": lambda x: metrics.mae(x, TRUTH),
-    "crps (truth)": lambda x: metrics.crps(SAMPLES, x),
+    "crps (truth)": lambda x: metrics.crps_ensemble(SAMPLES, x),
     "coverage_curve (truth)": lambda x: metrics.coverage_curve(SAMPLES, x),
     "protocol_report": lambda x: metrics.protocol_report({"m": x}, TRUTH),
-    "compare": lambda x: metrics.compare(x, POINTS, TRUTH, metric="mae", n_boot=100),
+    "compare": lambda x: metrics.compare(x, POINTS, TRUTH, metric="mae", n_resamples=100),
     "chi2_spectrum": lambda x: metrics.chi2_spectrum(x, TRUTH),
 }
 
@@ -66,18 +66,18 @@ def test_scores_hold_over_the_finite_float64_range(scale):
     s, t, p = SAMPLES * scale, TRUTH * scale, POINTS * scale
     np.testing.assert_allclose(metrics.rmse(p, t), metrics.rmse(POINTS, TRUTH) * scale, rtol=1e-12)
     np.testing.assert_allclose(metrics.mae(p, t), metrics.mae(POINTS, TRUTH) * scale, rtol=1e-12)
-    np.testing.assert_allclose(metrics.crps(s, t), metrics.crps(SAMPLES, TRUTH) * scale, rtol=1e-12)
+    np.testing.assert_allclose(metrics.crps_ensemble(s, t), metrics.crps_ensemble(SAMPLES, TRUTH) * scale, rtol=1e-12)
     s3, t3 = np.stack([s, s], axis=2), np.stack([t, t], axis=1)
-    np.testing.assert_allclose(metrics.energy_score(s3, t3), metrics.energy_score(s3 / scale, t3 / scale) * scale,
+    np.testing.assert_allclose(metrics.energy_score_ensemble(s3, t3), metrics.energy_score_ensemble(s3 / scale, t3 / scale) * scale,
                                rtol=1e-12)
     np.testing.assert_allclose(metrics.crps_normal(p, scale, t), metrics.crps_normal(POINTS, 1.0, TRUTH) * scale,
                                rtol=1e-9)
-    base = metrics.protocol_report({"s": SAMPLES, "p": POINTS}, TRUTH, ci=0.95, n_boot=200)
-    big = metrics.protocol_report({"s": s, "p": p}, t, ci=0.95, n_boot=200)
+    base = metrics.protocol_report({"s": SAMPLES, "p": POINTS}, TRUTH, level=0.95, n_resamples=200)
+    big = metrics.protocol_report({"s": s, "p": p}, t, level=0.95, n_resamples=200)
     cols = ["rmse", "mae", "crps", "rmse_lo", "rmse_hi", "crps_lo", "crps_hi"]
     np.testing.assert_allclose(big[cols].to_numpy(), base[cols].to_numpy() * scale, rtol=1e-12)
     assert big["chi2"].tolist() == base["chi2"].tolist()
-    cmp, ref = metrics.compare(s, p, t, n_boot=200), metrics.compare(SAMPLES, POINTS, TRUTH, n_boot=200)
+    cmp, ref = metrics.compare(s, p, t, n_resamples=200), metrics.compare(SAMPLES, POINTS, TRUTH, n_resamples=200)
     np.testing.assert_allclose([cmp.diff, cmp.lo, cmp.hi], np.array([ref.diff, ref.lo, ref.hi]) * scale, rtol=1e-12)
     assert cmp.pvalue == ref.pvalue
 
@@ -88,7 +88,7 @@ def test_crps_normal_far_in_the_tail_and_results_beyond_float64():
     with pytest.raises(ValueError, match="overflows"):
         metrics.mae(np.array([1.7e308, -1.7e308]), np.array([-1.7e308, 1.7e308]))
     with pytest.raises(ValueError, match="overflows"):
-        metrics.compare(np.full(50, 1.7e308), np.full(50, -1.7e308), np.full(50, -1.7e308), metric="mae", n_boot=100)
+        metrics.compare(np.full(50, 1.7e308), np.full(50, -1.7e308), np.full(50, -1.7e308), metric="mae", n_resamples=100)
 
 
 def test_replicate_helpers_validate():
@@ -110,12 +110,12 @@ def test_arguments_are_validated_with_their_names():
     for seed in (1.5, "a", -1, True):
         with pytest.raises(ValueError, match="seed"):
             metrics.compare(POINTS, POINTS + 1, TRUTH, seed=seed)
-    for n_boot in (-1, 1.5, 1):
-        with pytest.raises(ValueError, match="n_boot"):
-            metrics.compare(POINTS, POINTS + 1, TRUTH, n_boot=n_boot)
-    for ci in (0, 1, 1.5, "0.9", True):
-        with pytest.raises(ValueError, match="ci"):
-            metrics.compare(POINTS, POINTS + 1, TRUTH, ci=ci)
+    for n_resamples in (-1, 1.5, 1):
+        with pytest.raises(ValueError, match="n_resamples"):
+            metrics.compare(POINTS, POINTS + 1, TRUTH, n_resamples=n_resamples)
+    for level in (0, 1, 1.5, "0.9", True):
+        with pytest.raises(ValueError, match="level"):
+            metrics.compare(POINTS, POINTS + 1, TRUTH, level=level)
     with pytest.raises(ValueError, match=r"calibration: no model named 'A'"):
         metrics.protocol_report({"a": POINTS}, TRUTH, calibration={"A": (POINTS, TRUTH)})
     with pytest.raises(ValueError, match=r"name_to_samples\['a'\]"):

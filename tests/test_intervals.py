@@ -41,7 +41,7 @@ def test_replicate_interval_covers_at_its_level(n_seeds, seed_sd, event_sd, own_
     trials, hits = 400, 0
     for k in range(trials):
         scores = _scores(rng, 200, n_seeds, seed_sd, event_sd, own_sd)
-        iv = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_boot=200, seed=k))
+        iv = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_resamples=200, seed=k))
         hits += iv.lo <= 0 <= iv.hi
     # 400 trials: binomial sd 0.011 around 0.95; the rule may over-cover (it counts the
     # seed-specific event noise twice) but must not under-cover
@@ -60,7 +60,7 @@ def test_rule_one_and_its_bootstrap_branch_agree():
     """The analytic rule 1 and rule 2 on bootstrap means of the same scores are one rule."""
     scores = _scores(np.random.default_rng(2), 4000, 3, 0.05, 1.0, 0.3)
     a = event_interval(scores)
-    b = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_boot=4000, seed=0))
+    b = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_resamples=4000, seed=0))
     assert a.estimate == pytest.approx(b.estimate)
     assert a.seed_var == pytest.approx(b.seed_var)
     assert a.event_var == pytest.approx(b.event_var, rel=0.1)
@@ -86,7 +86,7 @@ def test_a_shared_test_set_is_not_averaged_away():
     e = rng.normal(0, 1, 500)
     scores = np.repeat(e[:, None], 4, axis=1) + rng.normal(0, 1e-9, (500, 4))
     want = 2 * Z * e.std() / np.sqrt(500)
-    iv = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_boot=2000, seed=2))
+    iv = replicate_interval(scores.mean(axis=0), bootstrap_means(scores, n_resamples=2000, seed=2))
     assert iv.event_sd == pytest.approx(e.std() / np.sqrt(500), rel=0.1)
     assert iv.hi - iv.lo == pytest.approx(want, rel=0.1)
     iv = event_interval(scores)
@@ -263,7 +263,7 @@ def test_p_value_of_an_interval_without_noise():
 # ---------------------------------------------------------------------------------------------
 # intervals inside the statistic's range
 # ---------------------------------------------------------------------------------------------
-def _chi2_ndf(rng, n, k, shift_sd, n_seeds, n_boot, seed):
+def _chi2_ndf(rng, n, k, shift_sd, n_seeds, n_resamples, seed):
     """chi2/ndf of S seeds' samples against one test set (the events shared by the seeds), and
     its paired event-bootstrap replicates (B, S)."""
     truth = rng.normal(size=n)
@@ -272,7 +272,7 @@ def _chi2_ndf(rng, n, k, shift_sd, n_seeds, n_boot, seed):
         pred = rng.normal(shift, 1.0, n)
         chi2, ndf = chi2_spectrum(pred, truth, bins=k)
         values.append(chi2 / ndf)
-        reps.append(chi2_spectrum_replicates(pred, truth, bins=k, n_boot=n_boot, seed=seed))
+        reps.append(chi2_spectrum_replicates(pred, truth, bins=k, n_resamples=n_resamples, seed=seed))
     return np.array(values), np.stack(reps, axis=1)
 
 
@@ -408,9 +408,9 @@ def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
     rng = np.random.default_rng(3)
     t = rng.normal(size=300)
     p = t + rng.normal(0, 0.5, 300)
-    reps = chi2_spectrum_replicates(p, t, bins=10, n_boot=4, seed=7)
+    reps = chi2_spectrum_replicates(p, t, bins=10, n_resamples=4, seed=7)
     edges = np.quantile(np.concatenate([p, t]), np.linspace(0, 1, 11))
-    for w, rep in zip(next(bootstrap_weights(300, n_boot=4, seed=7)), reps):
+    for w, rep in zip(next(bootstrap_weights(300, n_resamples=4, seed=7)), reps):
         idx = np.repeat(np.arange(300), w.astype(int))
         chi2, ndf = chi2_spectrum(p[idx], t[idx], bins=edges)
         assert rep == pytest.approx(chi2 / ndf)
@@ -424,13 +424,13 @@ def test_coverage_error_replicates_equal_the_coverage_error_and_pair_the_events(
     truth = rng.normal(size=(n, 2))
     calibrated = rng.normal(size=(n, m, 2))
     narrow = 0.5 * rng.normal(size=(n, m, 2))
-    values, reps = coverage_error_replicates([calibrated, narrow], truth, n_boot=300, seed=1)
+    values, reps = coverage_error_replicates([calibrated, narrow], truth, n_resamples=300, seed=1)
     for v, s in zip(values, (calibrated, narrow)):
         assert v == pytest.approx(float(np.mean(metrics.coverage_error(metrics.coverage_curve(s, truth)))), abs=1e-12)
     assert reps.shape == (300, 2)
     lo, hi = np.percentile(reps[:, 1] - reps[:, 0], [2.5, 97.5])
     assert lo > 0.1  # the over-confident sampler is worse on every resample
-    one_d, _ = coverage_error_replicates([calibrated[..., 0]], truth[:, 0], n_boot=10)
+    one_d, _ = coverage_error_replicates([calibrated[..., 0]], truth[:, 0], n_resamples=10)
     assert one_d[0] == pytest.approx(float(metrics.coverage_error(metrics.coverage_curve(calibrated[..., 0],
                                                                                           truth[:, 0]))))
     with pytest.raises(ValueError, match="list of sample arrays"):
@@ -445,8 +445,8 @@ def test_local_coverage_error_of_exact_intervals_is_small_and_of_bad_ones_large(
     n, x = 4000, rng.uniform(size=4000)
     good = [rng.uniform(size=n) < 0.8 for _ in SEEDS]
     bad = [np.where(x < 0.5, True, rng.uniform(size=n) < 0.6) for _ in SEEDS]
-    vg, bg = local_coverage_error_replicates(good, x, nominal=0.8, bins=4, n_boot=200, seed=0)
-    vb, _ = local_coverage_error_replicates(bad, x, nominal=0.8, bins=4, n_boot=200, seed=0)
+    vg, bg = local_coverage_error_replicates(good, x, nominal=0.8, bins=4, n_resamples=200, seed=0)
+    vb, _ = local_coverage_error_replicates(bad, x, nominal=0.8, bins=4, n_resamples=200, seed=0)
     assert vg.shape == (3,) and bg.shape == (200, 3)
     assert vg.max() < 0.05 and vb.min() > 0.15
     with pytest.raises(ValueError, match="boolean"):

@@ -21,7 +21,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "posteval"
 
-BASE = {"posteval", "posteval._extras", "posteval.paths", "posteval.runtime", "posteval.numformat",
+BASE = {"posteval", "posteval._deprecation", "posteval._extras", "posteval.paths", "posteval.runtime", "posteval.numformat",
         "posteval.progress", "posteval.parameters"}
 BOOK = {"posteval.book", "posteval.claims", "posteval.pages", "posteval.lab", "posteval.full_scale"}
 #: the import names of the base install's dependencies (pyproject.toml, [project] dependencies)

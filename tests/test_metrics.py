@@ -28,7 +28,7 @@ def test_crps_gaussian_ensemble_matches_closed_form(rng):
     mu, sigma = rng.normal(size=n), np.exp(rng.normal(scale=0.3, size=n))
     y = mu + sigma * rng.normal(size=n)
     samples = mu[:, None] + sigma[:, None] * rng.normal(size=(n, m))
-    ens = metrics.crps(samples, y)
+    ens = metrics.crps_ensemble(samples, y)
     exact = metrics.crps_normal(mu, sigma, y)
     # the empirical-distribution estimator is biased high by E|X-X'|/(2m) = sigma/(m sqrt(pi))
     bias = np.mean(sigma) / (m * np.sqrt(np.pi))
@@ -42,10 +42,10 @@ def test_crps_matches_scoringrules(rng, estimator, m):
     samples[:5, : m // 2] = 0.25  # ties
     truth = rng.normal(size=(50, 3))
     truth[:3] = 0.25
-    ours = metrics.crps(samples, truth, estimator=estimator)
+    ours = metrics.crps_ensemble(samples, truth, estimator=estimator)
     ref = scoringrules.crps_ensemble(truth, samples, m_axis=1, estimator=estimator, backend="numpy")
     np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
-    one_d = metrics.crps(samples[:, :, 0], truth[:, 0], estimator=estimator)
+    one_d = metrics.crps_ensemble(samples[:, :, 0], truth[:, 0], estimator=estimator)
     np.testing.assert_allclose(one_d, ours[:, 0], rtol=1e-12, atol=1e-15)
 
 
@@ -54,14 +54,14 @@ def test_energy_score_matches_scoringrules(rng, estimator):
     samples = rng.normal(size=(40, 33, 4))
     samples[:4, :10] = samples[:4, :1]  # ties
     truth = rng.normal(size=(40, 4))
-    ours = metrics.energy_score(samples, truth, estimator=estimator)
+    ours = metrics.energy_score_ensemble(samples, truth, estimator=estimator)
     ref = scoringrules.es_ensemble(truth, samples, m_axis=-2, v_axis=-1, estimator=estimator, backend="numpy")
     np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
 
 
 def test_energy_score_in_one_dimension_is_the_crps(rng):
     samples, truth = rng.normal(size=(30, 9)), rng.normal(size=30)
-    np.testing.assert_allclose(metrics.energy_score(samples, truth), metrics.crps(samples, truth), rtol=1e-12)
+    np.testing.assert_allclose(metrics.energy_score_ensemble(samples, truth), metrics.crps_ensemble(samples, truth), rtol=1e-12)
 
 
 def test_crps_normal_against_numeric_integral_and_scoringrules():
@@ -78,10 +78,10 @@ def test_fair_crps_is_unbiased_and_nrg_exceeds_it_by_the_mean_abs_difference(rng
     n, m = 20000, 8
     y = rng.normal(size=n)
     samples = rng.normal(size=(n, m))
-    fair = metrics.crps(samples, y, estimator="fair")
+    fair = metrics.crps_ensemble(samples, y, estimator="fair")
     exact = metrics.crps_normal(0.0, 1.0, y)
     assert np.mean(fair) == pytest.approx(np.mean(exact), abs=3 * np.std(fair - exact) / np.sqrt(n))
-    gap = metrics.crps(samples, y) - fair
+    gap = metrics.crps_ensemble(samples, y) - fair
     np.testing.assert_allclose(gap, metrics.mean_abs_difference(samples) / (2 * m), rtol=1e-9, atol=1e-14)
     # E|X - X'| = 2 / sqrt(pi) for N(0, 1)
     mad = metrics.mean_abs_difference(samples)
@@ -90,14 +90,14 @@ def test_fair_crps_is_unbiased_and_nrg_exceeds_it_by_the_mean_abs_difference(rng
 
 def test_crps_with_one_sample_is_absolute_error(rng):
     pred, truth = rng.normal(size=100), rng.normal(size=100)
-    np.testing.assert_array_equal(metrics.crps(pred[:, None], truth), np.abs(pred - truth))
+    np.testing.assert_array_equal(metrics.crps_ensemble(pred[:, None], truth), np.abs(pred - truth))
 
 
 def test_crps_prefers_the_true_distribution(rng):
     y = rng.normal(size=5000)
-    right = metrics.crps(rng.normal(size=(5000, 200)), y).mean()
-    too_narrow = metrics.crps(0.5 * rng.normal(size=(5000, 200)), y).mean()
-    too_wide = metrics.crps(2.0 * rng.normal(size=(5000, 200)), y).mean()
+    right = metrics.crps_ensemble(rng.normal(size=(5000, 200)), y).mean()
+    too_narrow = metrics.crps_ensemble(0.5 * rng.normal(size=(5000, 200)), y).mean()
+    too_wide = metrics.crps_ensemble(2.0 * rng.normal(size=(5000, 200)), y).mean()
     assert right < too_narrow and right < too_wide
 
 
@@ -188,10 +188,10 @@ def test_protocol_report_table(rng):
     assert np.all(zero.chi2_ndf.values > 10 * rows.chi2_ndf.values)
     assert zero.coverage_error_raw.isna().all() and zero.coverage_error_conformal.notna().all()
     assert rows.coverage_error_raw.notna().all() and rows.coverage_error_conformal.isna().all()
-    assert report.chi2_pvalue_exchange.isna().all()  # n_perm = 0 by default
+    assert report.chi2_pvalue_exchange.isna().all()  # spectrum_resamples = 0 by default
     raw = metrics.coverage_error(metrics.coverage_curve(sampler, truth))
     np.testing.assert_allclose(rows.coverage_error_raw.values, raw)
-    np.testing.assert_allclose(rows.crps.values, metrics.crps(sampler, truth).mean(axis=0))
+    np.testing.assert_allclose(rows.crps.values, metrics.crps_ensemble(sampler, truth).mean(axis=0))
     chi2 = [metrics.chi2_spectrum(sampler[:, 0, j], truth[:, j]) for j in range(2)]
     np.testing.assert_allclose(rows[["chi2", "ndf"]].values, chi2)
 
@@ -201,9 +201,9 @@ def test_protocol_report_intervals_bracket_the_estimates(rng):
     models = {"sampler": rng.normal(size=(600, 32, 2)), "zero": np.zeros((600, 2))}
     calibration = {"sampler": (rng.normal(size=(400, 32, 2)), rng.normal(size=(400, 2))),
                    "zero": (np.zeros((400, 2)), rng.normal(size=(400, 2)))}
-    plain = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", n_perm=99, seed=3)
-    report = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", n_perm=99,
-                                     ci=0.9, n_boot=200, seed=3)
+    plain = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", spectrum_resamples=99, seed=3)
+    report = metrics.protocol_report(models, truth, calibration=calibration, crps_estimator="fair", spectrum_resamples=99,
+                                     level=0.9, n_resamples=200, seed=3)
     pd.testing.assert_frame_equal(report[plain.columns], plain)
     assert report.chi2_pvalue_exchange.between(0, 1).all()
     for key in ("rmse", "mae", "crps"):
@@ -211,7 +211,7 @@ def test_protocol_report_intervals_bracket_the_estimates(rng):
         assert (report[f"{key}_hi"] >= report[key] - 1e-12).all(), key
     assert report.loc[report.kind == "point", "coverage_error_raw_lo"].isna().all()
     # the raw coverage interval equals coverage_error of the explicitly resampled events
-    weights = np.concatenate(list(metrics.bootstrap_weights(600, n_boot=200, seed=3))).astype(int)
+    weights = np.concatenate(list(metrics.bootstrap_weights(600, n_resamples=200, seed=3))).astype(int)
     errors = np.array([metrics.coverage_error(metrics.coverage_curve(models["sampler"][idx], truth[idx]))
                        for idx in (np.repeat(np.arange(600), w) for w in weights)])
     lo, hi = metrics.percentile_interval(errors, 0.9)
@@ -220,7 +220,7 @@ def test_protocol_report_intervals_bracket_the_estimates(rng):
     np.testing.assert_allclose(sampler.coverage_error_raw_hi.values, hi)
     # the rmse interval matches a direct bootstrap of the same resamples
     err2 = (models["zero"] - truth) ** 2
-    reps = np.sqrt(metrics.bootstrap_means(err2, n_boot=200, seed=3))
+    reps = np.sqrt(metrics.bootstrap_means(err2, n_resamples=200, seed=3))
     lo, hi = metrics.percentile_interval(reps, 0.9)
     zero = report[report.model == "zero"]
     np.testing.assert_allclose(zero.rmse_lo.values, lo)
@@ -230,37 +230,37 @@ def test_protocol_report_intervals_bracket_the_estimates(rng):
 @pytest.mark.parametrize(
     "call, word",
     [
-        (lambda: metrics.crps(np.array([[np.nan, 1.0]]), np.array([0.0])), "samples"),
-        (lambda: metrics.crps(np.zeros((3, 4)), np.zeros(2)), "samples and truth"),
-        (lambda: metrics.crps(np.zeros((3, 0)), np.zeros(3)), "samples"),
-        (lambda: metrics.crps(np.zeros((0, 4)), np.zeros(0)), "truth"),
+        (lambda: metrics.crps_ensemble(np.array([[np.nan, 1.0]]), np.array([0.0])), "samples"),
+        (lambda: metrics.crps_ensemble(np.zeros((3, 4)), np.zeros(2)), "samples and truth"),
+        (lambda: metrics.crps_ensemble(np.zeros((3, 0)), np.zeros(3)), "samples"),
+        (lambda: metrics.crps_ensemble(np.zeros((0, 4)), np.zeros(0)), "truth"),
         (lambda: metrics.rmse(np.zeros(3), np.zeros(4)), "pred and truth"),
         (lambda: metrics.mae(np.array([np.inf]), np.zeros(1)), "pred"),
         (lambda: metrics.coverage_curve(np.zeros((3, 4)), np.zeros(3), [0.5, 1.0]), "levels"),
         (lambda: metrics.coverage_curve(np.zeros((3, 4)), np.zeros(3), [0.0]), "levels"),
         (lambda: metrics.chi2_spectrum(np.zeros(3), np.zeros(3), bins=0), "bins"),
         (lambda: metrics.chi2_spectrum(np.zeros(3), np.zeros(3), bins=np.array([1.0, 0.0])), "bins"),
-        (lambda: metrics.chi2_spectrum(np.zeros((3, 2)), np.zeros(3)), "pred_values"),
+        (lambda: metrics.chi2_spectrum(np.zeros((3, 2)), np.zeros(3)), "samples"),
         (lambda: metrics.conformal_coverage_curve(np.zeros(3), np.zeros(3), np.zeros(4), np.zeros(3)), "test_pred"),
         (lambda: metrics.protocol_report({}, np.zeros(3)), "name_to_samples"),
         (lambda: metrics.protocol_report({"a": np.zeros(3)}, np.zeros(3), point_from="median"), "point_from"),
-        (lambda: metrics.protocol_report({"a": np.zeros(3)}, np.zeros(3), ci=1.5), "ci"),
-        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.full(5, 2.0)), "true_values: constant"),
-        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.arange(5.0), value_range=(10, 20)), "no pred_values or true_values inside"),
+        (lambda: metrics.protocol_report({"a": np.zeros(3)}, np.zeros(3), level=1.5), "level"),
+        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.full(5, 2.0)), "truth: constant"),
+        (lambda: metrics.chi2_spectrum(np.arange(5.0), np.arange(5.0), value_range=(10, 20)), "no samples or truth inside"),
         (lambda: metrics.chi2_spectrum(np.arange(5.0), np.arange(5.0), value_range=(3, 3)), "value_range"),
         (lambda: metrics.chi2_spectrum(np.zeros(3), np.zeros(3), bins=np.array([-1.0, 1.0])), "fewer than two non-empty bins"),
-        (lambda: metrics.spectrum_test(np.arange(5.0), np.arange(6.0), n_perm=10), "one prediction per event"),
+        (lambda: metrics.spectrum_test(np.arange(5.0), np.arange(6.0), n_resamples=10), "one prediction per event"),
         (lambda: metrics.coverage_error(np.array([0.5, np.nan]), [0.4, 0.6]), "coverage: contains 1 NaN"),
         (lambda: metrics.coverage_error(np.array([0.5, 1.2]), [0.4, 0.6]), r"coverage: fractions must lie in \[0, 1\]"),
-        (lambda: metrics.crps(np.zeros((3, 1)), np.zeros(3), estimator="fair"), "m >= 2"),
-        (lambda: metrics.crps(np.zeros((3, 4)), np.zeros(3), estimator="qd"), "estimator"),
-        (lambda: metrics.energy_score(np.zeros((3, 4, 2)), np.zeros((3, 3))), "samples and truth"),
-        (lambda: metrics.crps(np.full((2, 3), 1e308), np.array([-1e308, 0.0])), "crps: the result overflows"),
+        (lambda: metrics.crps_ensemble(np.zeros((3, 1)), np.zeros(3), estimator="fair"), "m >= 2"),
+        (lambda: metrics.crps_ensemble(np.zeros((3, 4)), np.zeros(3), estimator="qd"), "estimator"),
+        (lambda: metrics.energy_score_ensemble(np.zeros((3, 4, 2)), np.zeros((3, 3))), "samples and truth"),
+        (lambda: metrics.crps_ensemble(np.full((2, 3), 1e308), np.array([-1e308, 0.0])), "crps: the result overflows"),
         (lambda: metrics.crps_normal(0.0, -1.0, 0.0), "sigma"),
         (lambda: metrics.coverage_noise_floor(0, 10), "n_events"),
         (lambda: metrics.local_coverage(np.ones(4, dtype=bool), np.arange(5.0)), "covered and covariate"),
         (lambda: metrics.compare(np.zeros(3), np.zeros(3), np.zeros(3), metric="r2"), "metric"),
-        (lambda: metrics.bootstrap_means(np.zeros(3), n_boot=1), "n_boot"),
+        (lambda: metrics.bootstrap_means(np.zeros(3), n_resamples=1), "n_resamples"),
     ],
 )
 def test_bad_input_names_the_argument(call, word):
@@ -318,7 +318,7 @@ def _exact_posterior_draw(rng, n):
 
 
 def test_asymptotic_pvalue_uniform_for_independent_samples(rng):
-    p = [metrics.spectrum_test(rng.normal(size=2000), rng.normal(size=1500), bins=10, n_perm=0).pvalue for _ in range(300)]
+    p = [metrics.spectrum_test(rng.normal(size=2000), rng.normal(size=1500), bins=10, n_resamples=0).pvalue for _ in range(300)]
     assert stats.kstest(p, "uniform").pvalue > 0.01
 
 
@@ -326,7 +326,7 @@ def test_exchange_pvalue_uniform_for_exact_posterior_draws_where_asymptotic_is_c
     exchange, asymptotic = [], []
     for r in range(250):
         draw, z = _exact_posterior_draw(rng, 2000)
-        t = metrics.spectrum_test(draw, z, bins=10, n_perm=99, seed=r)
+        t = metrics.spectrum_test(draw, z, bins=10, n_resamples=99, seed=r)
         exchange.append(t.pvalue_exchange)
         asymptotic.append(t.pvalue)
     assert stats.kstest(exchange, "uniform").pvalue > 0.01
@@ -335,7 +335,7 @@ def test_exchange_pvalue_uniform_for_exact_posterior_draws_where_asymptotic_is_c
 
 def test_exchange_pvalue_rejects_a_narrow_sampler(rng):
     draw, z = _exact_posterior_draw(rng, 5000)
-    test = metrics.spectrum_test(0.9 * draw, z, n_perm=200, seed=1)
+    test = metrics.spectrum_test(0.9 * draw, z, n_resamples=200, seed=1)
     assert test.pvalue_exchange == pytest.approx(1 / 201)
     assert (test.chi2, test.ndf) == metrics.chi2_spectrum(0.9 * draw, z)
 
@@ -345,7 +345,7 @@ def test_overflow_is_avoided_in_rmse_and_crps():
     assert metrics.rmse(big, np.zeros(4)) == pytest.approx(1.5e154)
     assert metrics.mae(big, -big) == pytest.approx(3e154)
     s = np.array([[1e308, 1e308, 5e307]])
-    np.testing.assert_allclose(metrics.crps(s, np.array([1e308])), [5e307 / 3 - 5e307 * 2 / 9], rtol=1e-12)
+    np.testing.assert_allclose(metrics.crps_ensemble(s, np.array([1e308])), [5e307 / 3 - 5e307 * 2 / 9], rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,12 +370,12 @@ def test_noise_floor_matches_a_direct_simulation(rng):
     n, m, repeats = 1000, 16, 300
     direct = [metrics.coverage_error(metrics.coverage_curve(rng.normal(size=(n, m)), rng.normal(size=n)))
               for _ in range(repeats)]
-    floor = metrics.coverage_noise_floor(n, m, repeats=repeats, seed=2)
+    floor = metrics.coverage_noise_floor(n, m, n_resamples=repeats, seed=2)
     assert floor.errors.shape == (repeats, 1)
     assert stats.ks_2samp(direct, floor.errors[:, 0]).pvalue > 0.01
     assert floor.q50 < floor.q95 <= floor.q95_max
     # m-discreteness: even infinitely many events leave the expected coverage off the diagonal
-    assert metrics.coverage_noise_floor(10**7, m, repeats=20, seed=2).q50 > 0.02
+    assert metrics.coverage_noise_floor(10**7, m, n_resamples=20, seed=2).q50 > 0.02
 
 
 def test_local_coverage_known_bins():
@@ -395,7 +395,7 @@ def test_bootstrap_interval_covers_the_true_mean_95_percent(rng):
     hits = 0
     for r in range(trials):
         values = rng.gamma(4.0, size=n)  # mean 4
-        lo, hi = metrics.percentile_interval(metrics.bootstrap_means(values, n_boot=400, seed=r), 0.95)
+        lo, hi = metrics.percentile_interval(metrics.bootstrap_means(values, n_resamples=400, seed=r), 0.95)
         hits += lo <= 4.0 <= hi
     assert abs(hits / trials - 0.95) < 3 * np.sqrt(0.95 * 0.05 / trials)
 
@@ -405,13 +405,13 @@ def test_compare_is_paired_and_detects_a_worse_model(rng):
     truth = rng.normal(size=n)
     good = rng.normal(size=(n, 16))
     worse = 1.3 * rng.normal(size=(n, 16))
-    out = metrics.compare(good, worse, truth, metric="crps", estimator="fair", n_boot=300, seed=1)
-    expected = metrics.crps(good, truth, estimator="fair").mean() - metrics.crps(worse, truth, estimator="fair").mean()
+    out = metrics.compare(good, worse, truth, metric="crps", estimator="fair", n_resamples=300, seed=1)
+    expected = metrics.crps_ensemble(good, truth, estimator="fair").mean() - metrics.crps_ensemble(worse, truth, estimator="fair").mean()
     assert out.diff == pytest.approx(expected)
     assert out.lo < out.diff < out.hi < 0 and out.pvalue < 0.05
-    same = metrics.compare(good, good, truth, n_boot=100)
+    same = metrics.compare(good, good, truth, n_resamples=100)
     assert same.diff == 0 and same.pvalue == 1.0
-    rm = metrics.compare(np.zeros((n, 2)), np.ones((n, 2)), np.stack([truth, truth], 1), metric="rmse", n_boot=100)
+    rm = metrics.compare(np.zeros((n, 2)), np.ones((n, 2)), np.stack([truth, truth], 1), metric="rmse", n_resamples=100)
     np.testing.assert_allclose(rm.diff, metrics.rmse(np.zeros(n), truth) - metrics.rmse(np.ones(n), truth))
 
 
@@ -422,7 +422,7 @@ def test_compare_interval_coverage_under_the_null(rng):
     for r in range(trials):
         truth = rng.normal(size=n)
         out = metrics.compare(rng.normal(size=(n, 8)), rng.normal(size=(n, 8)), truth, estimator="fair",
-                              ci=0.9, n_boot=300, seed=r)
+                              level=0.9, n_resamples=300, seed=r)
         hits += out.lo <= 0 <= out.hi
     assert abs(hits / trials - 0.9) < 3 * np.sqrt(0.9 * 0.1 / trials)
 
@@ -433,9 +433,9 @@ def test_bootstrap_means_pairs_blocks_and_sparse_indicators(rng):
     values = rng.normal(size=(300, 2))
     codes = rng.integers(0, 4, size=300)
     onehot = np.eye(4)[codes]
-    dense, sp = metrics.bootstrap_means([values, sparse.csr_matrix(onehot)], n_boot=50, seed=7)
-    np.testing.assert_array_equal(dense, metrics.bootstrap_means(values, n_boot=50, seed=7))
-    np.testing.assert_allclose(sp, metrics.bootstrap_means(onehot, n_boot=50, seed=7), rtol=1e-15)
+    dense, sp = metrics.bootstrap_means([values, sparse.csr_matrix(onehot)], n_resamples=50, seed=7)
+    np.testing.assert_array_equal(dense, metrics.bootstrap_means(values, n_resamples=50, seed=7))
+    np.testing.assert_allclose(sp, metrics.bootstrap_means(onehot, n_resamples=50, seed=7), rtol=1e-15)
     np.testing.assert_allclose(sp.sum(axis=1), 1.0)
 
 
@@ -458,5 +458,5 @@ def test_coverage_band_holds_a_perfect_sampler_and_its_discreteness():
     np.testing.assert_allclose(c_lo, -half, atol=2 / n)
     with pytest.raises(ValueError, match="n_events"):
         metrics.coverage_band(0, levels)
-    with pytest.raises(ValueError, match="ci"):
-        metrics.coverage_band(n, levels, ci=1.5)
+    with pytest.raises(ValueError, match="level"):
+        metrics.coverage_band(n, levels, level=1.5)

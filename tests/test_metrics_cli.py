@@ -36,7 +36,7 @@ def toy(tmp_path_factory):
     pd.DataFrame(x_cal, columns=["a", "b"]).to_parquet(d / "cal_pred.parquet")
     pd.DataFrame(cal_truth, columns=["a", "b"]).to_parquet(d / "cal_truth.parquet")
     expected = metrics.protocol_report({"sampler": samples, "regressor": x}, truth, dim_names=["px", "py"],
-                                       calibration={"regressor": (x_cal, cal_truth)}, ci=0.95, n_boot=1000, seed=0,
+                                       calibration={"regressor": (x_cal, cal_truth)}, level=0.95, n_resamples=1000, seed=0,
                                        energy=True, energy_shifts=cli.ENERGY_SHIFTS)
     return d, expected.drop(columns=["chi2_pvalue_exchange"])
 
@@ -70,7 +70,7 @@ def test_report_numbers_equal_protocol_report_chunk_by_chunk(toy, monkeypatch, c
     pd.testing.assert_frame_equal(from_json, expected, check_dtype=False, rtol=1e-12)
     assert {"summary", "protocol", "leads", "calibration", "notes", "provenance"} <= set(payload)
     assert "energy_score_lo" in csv and np.all(csv["energy_score_lo"] <= csv["energy_score"])
-    assert any("--n-perm" in note for note in payload["notes"])  # the exchange p-value says why it is absent
+    assert any("--spectrum-resamples" in note for note in payload["notes"])  # the exchange p-value says why it is absent
     stdout = capsys.readouterr().out
     assert stdout.startswith(payload["summary"][0])
     for j, dim in enumerate(("px", "py")):
@@ -114,7 +114,7 @@ def test_verdicts_tie_resolved_and_correlation(tmp_path, monkeypatch):
     for name, arr in {"truth": truth, "exact": exact, "copy": draw(), "wide": draw(1.6), "shuffled": shuffled}.items():
         np.save(tmp_path / f"{name}.npy", arr)
     args = [a for name in ("exact", "copy", "wide", "shuffled") for a in ("--samples", f"{name}={name}.npy")]
-    assert _run(monkeypatch, tmp_path, *args, "--truth", "truth.npy", "--dims", "y1,y2", "--ci", "0.95", "--out", "r") == 0
+    assert _run(monkeypatch, tmp_path, *args, "--truth", "truth.npy", "--dims", "y1,y2", "--level", "0.95", "--out", "r") == 0
     payload = json.loads((tmp_path / "r" / "protocol.json").read_text())
     leads = pd.DataFrame(payload["leads"])
 
@@ -208,4 +208,4 @@ def test_version_and_help_state_the_shape_rules(capsys):
     with pytest.raises(SystemExit):
         cli.main(["report", "--help"])
     text = capsys.readouterr().out
-    assert "events always on the first axis" in text and "--ci" in text and "--kind" in text
+    assert "events always on the first axis" in text and "--level" in text and "--kind" in text

@@ -51,7 +51,7 @@ for name, arr in {"truth": truth, "exact": exact, "copy": draw(), "wide": draw(1
 def test_wheel_in_a_fresh_venv_outside_the_repository(tmp_path):
     """A wheel built from a copy of the sources, installed into a fresh venv (this environment's
     site-packages as its dependencies, offline): ``import posteval`` works, ``import lib`` does
-    not, ``protocol-report --version`` answers, and a report with ``--ci 0.95`` on toy models
+    not, ``protocol-report --version`` answers, and a report with ``--level 0.95`` on toy models
     says "not resolved" for a tie, "yes" for a resolved difference, and lets the energy score
     separate a pair that differs only in the correlation between dimensions."""
     src = tmp_path / "src"
@@ -90,7 +90,7 @@ def test_wheel_in_a_fresh_venv_outside_the_repository(tmp_path):
     assert said.returncode == 0 and said.stdout.strip() == f"posteval {version}", said.stderr
     subprocess.run([str(py), "-c", TOY], cwd=outside, check=True, env=env)
     args = [a for name in ("exact", "copy", "wide", "shuffled") for a in ("--samples", f"{name}={name}.npy")]
-    rep = subprocess.run([str(console), *args, "--truth", "truth.npy", "--dims", "y1,y2", "--ci", "0.95", "--quiet",
+    rep = subprocess.run([str(console), *args, "--truth", "truth.npy", "--dims", "y1,y2", "--level", "0.95", "--quiet",
                           "--out", "report"], capture_output=True, text=True, cwd=outside, env=env)
     assert rep.returncode == 0, rep.stderr[-3000:]
     payload = json.loads((outside / "report" / "protocol.json").read_text())

@@ -20,7 +20,7 @@ def _samplers():
 
 def test_rank_ecdf_draws_one_curve_per_sampler_and_the_band():
     t, draws = _samplers()
-    hists = {k: rank_histogram(v, t, sims=200) for k, v in draws.items()}
+    hists = {k: rank_histogram(v, t, n_resamples=200) for k, v in draws.items()}
     fig, ax = plt.subplots()
     figs.rank_ecdf_axes(ax, hists, "energy")
     assert len(ax.lines) == 3 and len(ax.collections) == 1  # two samplers, the zero line; the band
@@ -34,7 +34,7 @@ def test_rank_ecdf_draws_one_curve_per_sampler_and_the_band():
 
 def test_spread_skill_puts_a_narrow_ensemble_above_the_diagonal():
     t, draws = _samplers()
-    res = {k: spread_skill(v, t, n_boot=50) for k, v in draws.items()}
+    res = {k: spread_skill(v, t, n_resamples=50) for k, v in draws.items()}
     fig, ax = plt.subplots()
     figs.spread_skill_axes(ax, res, unit="GeV")
     narrow = res["narrow"].bins

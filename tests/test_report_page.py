@@ -93,7 +93,7 @@ def verdicts_table() -> pd.DataFrame:
             "yes: cfm has the lowest CRPS on the pair mass, and the whole interval of its lead over flow "
             "lies below zero",
             "no: the coverage error of mdn is above the noise floor of 0.012 for 20,000 events at every level",
-            "not computed: the spectrum exchange test needs --n-perm > 0; the chi-square alone is not a verdict",
+            "not computed: the spectrum exchange test needs --spectrum-resamples > 0; the chi-square alone is not a verdict",
         ],
     })
 
@@ -155,7 +155,7 @@ def realistic_page() -> str:
         figures=[("Spectra of one reconstruction per event against the truth.", png_figure(14, 4.5, "spectra")),
                  ("Coverage curves.", png_figure(5, 4, "coverage"))],
         provenance=provenance(),
-        notes=["chi2 pvalue exchange is not computed without --n-perm.",
+        notes=["chi2 pvalue exchange is not computed without --spectrum-resamples.",
                "coverage error raw is not computed for point predictors; coverage error conformal needs "
                "calibration data."],
     )

@@ -22,12 +22,12 @@ def test_core_width_ignores_tails_and_replicates_spread_like_the_sampling_error(
     d[:100] = 5.0  # 5 % far outliers move the quartiles only a little
     r = t * (1 + d)
     assert core_width(r, t) == pytest.approx(0.0674, rel=0.1)
-    reps = core_width_replicates(r, t, n_boot=400, seed=3)
+    reps = core_width_replicates(r, t, n_resamples=400, seed=3)
     assert reps.shape == (400,)
     # the bootstrap spread against the spread over fresh samples of the same size
     fresh = [core_width(t * (1 + np.r_[rng.normal(0, 0.1, 1900), np.full(100, 5.0)]), t) for _ in range(300)]
     assert reps.std() == pytest.approx(np.std(fresh), rel=0.3)
-    np.testing.assert_array_equal(reps, core_width_replicates(r, t, n_boot=400, seed=3))  # paired by seed
+    np.testing.assert_array_equal(reps, core_width_replicates(r, t, n_resamples=400, seed=3))  # paired by seed
 
 
 def test_bad_input_is_named():

@@ -11,7 +11,7 @@ Example
 -------
 >>> import posteval
 >>> posteval.__version__  # doctest: +SKIP
-'0.2.0'
+'0.3.0'
 """
 
 from importlib import metadata as _metadata

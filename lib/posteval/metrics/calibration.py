@@ -30,7 +30,7 @@ Rank histograms (:func:`rank_histogram`, Talts et al. 2018; Säilynoja, Bürkner
 2022). The truth's rank among the m draws (ties broken at random) per dimension, and for the
 energy pre-rank (Thorarinsdottir, Scheuerer and Heinz 2016) of the augmented ensemble
 {y, x_1..x_m}: rho(z) = sum_w ||z - w||, the rank of rho(y). Uniform on 0..m for a calibrated
-sampler; the simultaneous band of the ECDF of the ranks (probability ci that an exact sampler's
+sampler; the simultaneous band of the ECDF of the ranks (probability ``level`` that an exact sampler's
 ECDF stays inside at every grid point, by simulation) gives the test.
 
 Spread-skill (:func:`spread_skill`, Fortin et al. 2014). The ensemble variance s_i^2 (ddof = 1,
@@ -68,6 +68,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .._deprecation import renamed_keywords
 from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
 from .coverage import pit
 from .intervals import MIN_SEEDS_EQUIVALENCE, event_interval
@@ -108,10 +109,11 @@ def _hits(samples, truth) -> tuple[np.ndarray, int]:
     return np.abs(2.0 * pit(s, t) - 1.0), s.shape[1]
 
 
-def narrowing_deviation(scale: float, m: int, levels: ArrayLike = DEFAULT_LEVELS, *, n_sim: int = 100_000,
+@renamed_keywords(n_sim="n_resamples")
+def narrowing_deviation(scale: float, m: int, levels: ArrayLike = DEFAULT_LEVELS, *, n_resamples: int = 100_000,
                         seed: int = 0) -> tuple[float, float]:
     """The signed deviation D of a normal sampler whose width is ``scale`` times the truth's (m
-    draws per event, one dimension), by simulation of ``n_sim`` events: (D, per-event sd of the
+    draws per event, one dimension), by simulation of ``n_resamples`` events (SciPy's name for a simulation count): (D, per-event sd of the
     scores e_i). ``scale`` < 1 is too narrow (D < 0).
 
     With y_i ~ N(0, 1) and x_ij ~ N(0, scale^2), D = mean_i e_i with the scores e_i of
@@ -124,13 +126,13 @@ def narrowing_deviation(scale: float, m: int, levels: ArrayLike = DEFAULT_LEVELS
 
     Example
     -------
-    >>> d, sd = narrowing_deviation(0.97, 64, n_sim=20_000)
+    >>> d, sd = narrowing_deviation(0.97, 64, n_resamples=20_000)
     >>> bool(d < 0 < sd)
     True
     """
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
         raise ValueError(f"scale: expected a positive number, got {scale!r}")
-    n = positive_int(n_sim, "n_sim", minimum=2)
+    n = positive_int(n_resamples, "n_resamples", minimum=2)
     rng = np.random.default_rng(seed_value(seed))
     truth = rng.normal(size=n)
     draws = rng.normal(scale=float(scale), size=(n, positive_int(m, "m")))
@@ -156,17 +158,18 @@ class SignedCoverage:
     verdict: str
 
 
-def _margin_key(n: int, m: int, s: int, levels: np.ndarray, ci: float) -> tuple:
-    return (n, m, s, tuple(np.round(levels, 12)), round(ci, 12))
+def _margin_key(n: int, m: int, s: int, levels: np.ndarray, level: float) -> tuple:
+    return (n, m, s, tuple(np.round(levels, 12)), round(level, 12))
 
 
 _MARGINS: dict[tuple, float] = {}
 
 
+@renamed_keywords(ci="level", repeats="n_resamples")
 def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLike = DEFAULT_LEVELS, *,
-                       ci: float = 0.95, quantile: float = 0.99, repeats: int = 400, seed: int = 0) -> float:
+                       level: float = 0.95, quantile: float = 0.99, n_resamples: int = 400, seed: int = 0) -> float:
     """Equivalence margin of :func:`signed_coverage` for a design: the ``quantile`` over
-    ``repeats`` simulated exact samplers of |D| + half-width of its interval,
+    ``n_resamples`` simulated exact samplers of |D| + half-width of its interval,
 
         delta = Q_quantile( |D_r| + (hi_r - lo_r) / 2 ),   r = 1..repeats.
 
@@ -187,35 +190,36 @@ def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLik
     """
     n, m, s = positive_int(n_events, "n_events"), positive_int(m, "m"), positive_int(n_seeds, "n_seeds")
     lv = levels_array(levels)
-    ci = _ci(ci)
-    key = _margin_key(n, m, s, lv, ci) + (quantile, repeats, seed)
+    level = _ci(level)
+    key = _margin_key(n, m, s, lv, level) + (quantile, n_resamples, seed)
     if key in _MARGINS:
         return _MARGINS[key]
     rng = np.random.default_rng(seed_value(seed))
     p = exact_coverage(m, lv)
-    out = np.empty(repeats)
+    out = np.empty(n_resamples)
     if s == 1:  # one seed: the truth's rank is uniform on 0..m, so a rank histogram says it all
         score = np.abs(2.0 * np.arange(m + 1) / m - 1.0)
         e = (score[:, None] <= lv[None, :]).mean(axis=1) - p.mean()  # e(k) for each rank k
-        counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=repeats)
+        counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=n_resamples)
         mean = counts @ e / n
         var = (counts @ e**2 / n - mean**2) * n / (n - 1)
-        half = stats.norm.ppf(0.5 + ci / 2) * np.sqrt(np.maximum(var, 0.0) / n)
+        half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0) / n)
         _MARGINS[key] = float(np.quantile(np.abs(mean) + half, quantile))
         return _MARGINS[key]
-    for r in range(repeats):
+    for r in range(n_resamples):
         u = rng.random(n)
         ranks = rng.binomial(m, u, size=(s, n))
         score = np.abs(2.0 * ranks / m - 1.0)
         e = (score[:, :, None] <= lv[None, None, :]).mean(axis=2) - p.mean()
-        mean, lo, hi = event_interval(e.T, level=ci)
+        mean, lo, hi = event_interval(e.T, level=level)
         out[r] = abs(mean) + (hi - lo) / 2
     _MARGINS[key] = float(np.quantile(out, quantile))
     return _MARGINS[key]
 
 
+@renamed_keywords(ci="level")
 def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, levels: ArrayLike = DEFAULT_LEVELS, *,
-                    ci: float = 0.95, min_seeds: int = MIN_SEEDS_EQUIVALENCE,
+                    level: float = 0.95, min_seeds: int = MIN_SEEDS_EQUIVALENCE,
                     margin: float | None = None) -> SignedCoverage:
     """Signed coverage of a sampler over S training seeds on shared test events:
 
@@ -227,7 +231,7 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
     ----------
     samples_per_seed : S arrays of draws (n, m) or (n, m, d), one per seed (one for a fixed model)
     truth : (n,) or (n, d)
-    levels, ci : nominal levels; interval level
+    levels, level : nominal levels; interval level
     min_seeds : fewest seeds for the word "calibrated" (an equivalence needs the seed variance
         measured; a direction can be resolved with any number). 1 for samples of a fixed model.
     margin : equivalence margin; default :func:`calibration_margin` of the design
@@ -251,7 +255,7 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
     """
     lv = levels_array(levels)
     inside, m = _inside(samples_per_seed, truth, lv)
-    return signed_coverage_from_inside(inside, m, lv, ci=ci, min_seeds=min_seeds, margin=margin)
+    return signed_coverage_from_inside(inside, m, lv, level=level, min_seeds=min_seeds, margin=margin)
 
 
 def _inside(samples_per_seed, truth, lv: np.ndarray) -> tuple[np.ndarray, int]:
@@ -291,7 +295,8 @@ def coverage_deviation_scores(samples_per_seed: Sequence[ArrayLike], truth: Arra
     return (inside.mean(axis=2) - exact_coverage(m, lv).mean()).T
 
 
-def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = DEFAULT_LEVELS, *, ci: float = 0.95,
+@renamed_keywords(ci="level")
+def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = DEFAULT_LEVELS, *, level: float = 0.95,
                                 min_seeds: int = MIN_SEEDS_EQUIVALENCE, margin: float | None = None) -> SignedCoverage:
     """:func:`signed_coverage` from ``inside`` (S, n, L): per seed and event the fraction of the
     dimensions whose central interval at each level holds the truth (e.g. chunk by chunk):
@@ -306,16 +311,16 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     ('over-covers', 0.6)
     """
     lv = levels_array(levels)
-    ci = _ci(ci)
+    level = _ci(level)
     inside = np.asarray(inside, dtype=float)
     if inside.ndim != 3 or inside.shape[2] != lv.size:
         raise ValueError(f"inside: expected (seeds, events, {lv.size} levels), got {inside.shape}")
     p = exact_coverage(m, lv)
     s_, n = inside.shape[:2]
     e = inside.mean(axis=2) - p.mean()
-    mean, lo, hi = event_interval(e.T, level=ci)
-    per = [event_interval((inside[:, :, k] - p[k]).T, level=ci) for k in range(lv.size)]
-    delta = calibration_margin(n, m, s_, lv, ci=ci) if margin is None else float(margin)
+    mean, lo, hi = event_interval(e.T, level=level)
+    per = [event_interval((inside[:, :, k] - p[k]).T, level=level) for k in range(lv.size)]
+    delta = calibration_margin(n, m, s_, lv, level=level) if margin is None else float(margin)
     if s_ >= positive_int(min_seeds, "min_seeds") and abs(mean) + (hi - lo) / 2 <= delta:
         word = "calibrated"  # within the design's resolution, even if a tiny sign is resolved
     elif hi < 0:
@@ -355,7 +360,8 @@ class TarpCoverage:
         return "miscalibrated" if self.error_lo > self.noise_floor else "not resolved"
 
 
-def tarp_noise_floor(n_events: int, m: int, alpha: ArrayLike, *, repeats: int = 400, quantile: float = 0.95,
+@renamed_keywords(repeats="n_resamples")
+def tarp_noise_floor(n_events: int, m: int, alpha: ArrayLike, *, n_resamples: int = 400, quantile: float = 0.95,
                      seed: int = 0) -> float:
     """``quantile`` of the TARP error of an exact sampler: its credibility is k / m with the
     truth's rank k uniform on 0..m (the m + 1 distances to the reference are exchangeable), so
@@ -374,14 +380,15 @@ def tarp_noise_floor(n_events: int, m: int, alpha: ArrayLike, *, repeats: int = 
     n, m = positive_int(n_events, "n_events"), positive_int(m, "m")
     grid = np.asarray(alpha, dtype=float)
     rng = np.random.default_rng(seed_value(seed))
-    counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=repeats)  # histogram of k
+    counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=n_resamples)  # histogram of k
     below = (np.arange(m + 1)[:, None] / m < grid[None, :]).astype(float)  # (m + 1, grid): k / m < alpha
     ecp = counts @ below / n
     return float(np.quantile(np.abs(ecp - grid).max(axis=1), quantile))
 
 
+@renamed_keywords(n_boot="n_resamples", ci="level")
 def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike | None = None,
-                  alpha: ArrayLike | None = None, standardise: bool = True, n_boot: int = 1000, ci: float = 0.95,
+                  alpha: ArrayLike | None = None, standardise: bool = True, n_resamples: int = 1000, level: float = 0.95,
                   seed: int = 0) -> TarpCoverage:
     """TARP expected coverage of draws ``samples`` (n, m, d) against ``truth`` (n, d):
 
@@ -393,7 +400,7 @@ def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike
     the box of the standardised truths (seeded); ``alpha`` the credibility grid (default 0, 0.05,
     .., 1); ``standardise``: divide each dimension, samples and truth alike, by the truths'
     standard deviation after subtracting their mean (so that no dimension dominates the
-    distance). The band and the error's interval come from ``n_boot`` bootstrap resamples of the
+    distance). The band and the error's interval come from ``n_resamples`` bootstrap resamples of the
     events. Given the same (standardised) reference points and the tarp package's alpha grid,
     ECP equals ``tarp.get_tarp_coverage(..., references=refs)``'s ecp.
 
@@ -407,7 +414,7 @@ def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike
     >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
     >>> good = mu[:, None, :] + rng.normal(size=(500, 50, 2))
     >>> narrow = mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2))
-    >>> tarp_coverage(good, truth, n_boot=200).verdict, tarp_coverage(narrow, truth, n_boot=200).verdict
+    >>> tarp_coverage(good, truth, n_resamples=200).verdict, tarp_coverage(narrow, truth, n_resamples=200).verdict
     ('calibrated', 'miscalibrated')
     """
     s, t, _ = samples_truth(samples, truth)
@@ -419,7 +426,7 @@ def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike
         if refs.shape != t.shape or not np.isfinite(refs).all():
             raise ValueError(f"references: expected finite (n, d) = {t.shape}, got {refs.shape}")
     f = tarp_credibility(s, t, refs, centre, scale)
-    return tarp_summary(f, s.shape[1], alpha=alpha, n_boot=n_boot, ci=ci, seed=seed)
+    return tarp_summary(f, s.shape[1], alpha=alpha, n_resamples=n_resamples, level=level, seed=seed)
 
 
 def tarp_frame(truth: ArrayLike, *, standardise: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -500,8 +507,9 @@ def tarp_indicators(credibility: ArrayLike, alpha: ArrayLike | None = None) -> n
     return (np.asarray(credibility, dtype=float)[:, None] < grid[None, :]).astype(float)
 
 
-def tarp_summary(credibility: ArrayLike, m: int, *, alpha: ArrayLike | None = None, n_boot: int = 1000,
-                 ci: float = 0.95, seed: int = 0, replicates: np.ndarray | None = None) -> TarpCoverage:
+@renamed_keywords(n_boot="n_resamples", ci="level")
+def tarp_summary(credibility: ArrayLike, m: int, *, alpha: ArrayLike | None = None, n_resamples: int = 1000,
+                 level: float = 0.95, seed: int = 0, replicates: np.ndarray | None = None) -> TarpCoverage:
     """The :class:`TarpCoverage` of per-event credibilities (of samplers with m draws);
     ``replicates``: bootstrap means of :func:`tarp_indicators` already drawn (e.g. with the same
     resampled events as other statistics), else drawn here. ECP(alpha) = mean_i 1[f_i < alpha], error
@@ -513,17 +521,17 @@ def tarp_summary(credibility: ArrayLike, m: int, *, alpha: ArrayLike | None = No
     Example: an exact sampler's credibilities k / 50 (k uniform on 0..50) pass, their square roots fail:
 
     >>> f = np.tile(np.arange(51) / 50, 20)
-    >>> tarp_summary(f, 50, n_boot=200).verdict, tarp_summary(np.sqrt(f), 50, n_boot=200).verdict
+    >>> tarp_summary(f, 50, n_resamples=200).verdict, tarp_summary(np.sqrt(f), 50, n_resamples=200).verdict
     ('calibrated', 'miscalibrated')
     """
     f = np.asarray(credibility, dtype=float)
-    ci = _ci(ci)
+    level = _ci(level)
     grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
     below = tarp_indicators(f, grid)
     ecp = below.mean(axis=0)
-    reps = bootstrap_means(below, n_boot=n_boot, seed=seed) if replicates is None else replicates
-    band_lo, band_hi = _percentile(reps, ci)
-    e_lo, e_hi = _percentile(np.abs(reps - grid).max(axis=1), ci)
+    reps = bootstrap_means(below, n_resamples=n_resamples, seed=seed) if replicates is None else replicates
+    band_lo, band_hi = _percentile(reps, level)
+    e_lo, e_hi = _percentile(np.abs(reps - grid).max(axis=1), level)
     floor = tarp_noise_floor(len(f), m, grid, seed=seed)
     return TarpCoverage(f, grid, ecp, band_lo, band_hi, float(np.abs(ecp - grid).max()), float(e_lo), float(e_hi), floor)
 
@@ -546,24 +554,25 @@ def _ranks_with_ties(below: np.ndarray, equal: np.ndarray, rng) -> np.ndarray:
     return below + np.floor(rng.random(below.shape) * (equal + 1)).astype(int)
 
 
-def _ecdf_band(n: int, m: int, ci: float, rng, sims: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _ecdf_band(n: int, m: int, level: float, rng, n_resamples: int = 1000) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Simultaneous band of the ECDF of n uniform ranks on 0..m at the grid k/(m+1), k = 1..m,
     by simulation (Säilynoja et al. 2022): returns (grid, lo, hi, simulated minima of the
     pointwise two-sided binomial tail probabilities)."""
 
     grid = np.arange(1, m + 1) / (m + 1)
-    sim = rng.integers(0, m + 1, size=(sims, n))
-    counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (sims, m)
+    sim = rng.integers(0, m + 1, size=(n_resamples, n))
+    counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (n_resamples, m)
     tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
     minima = np.minimum(tail.min(axis=1), 1.0)
-    gamma = float(np.quantile(minima, 1 - ci))
+    gamma = float(np.quantile(minima, 1 - level))
     lo = stats.binom.ppf(gamma / 2, n, grid) / n
     hi = stats.binom.ppf(1 - gamma / 2, n, grid) / n
     return grid, lo, hi, minima
 
 
-def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[str] | None = None, ci: float = 0.95,
-                   seed: int = 0, sims: int = 1000) -> RankHistogram:
+@renamed_keywords(ci="level", sims="n_resamples")
+def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[str] | None = None, level: float = 0.95,
+                   seed: int = 0, n_resamples: int = 1000) -> RankHistogram:
     """SBC-style ranks of the truth among the draws (n, m, d), per dimension and for the energy
     pre-rank over all dimensions, with the simultaneous ECDF test of their uniformity.
 
@@ -571,25 +580,25 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
     for d > 1 also the rank of rho(y_i) among rho(x_i1)..rho(x_im), rho(z) = sum_w ||z - w|| over the
     augmented ensemble {y_i, x_i1..x_im} (scaled per dimension). An exact sampler's ranks are uniform on 0..m;
     the p-value is (1 + #{simulations whose smallest pointwise binomial tail probability of the ECDF is at
-    most the observed one}) / (sims + 1).
+    most the observed one}) / (n_resamples + 1).
 
     Reference: Talts et al. (2018), arXiv:1804.06788, Theorem 1 (uniform ranks); Hamill (2001),
     *Mon. Wea. Rev.* 129, 550 (rank histograms); Säilynoja, Bürkner and Vehtari (2022), *Stat. Comput.* 32,
     32 (simultaneous ECDF bands); pre-ranks of multivariate ensembles, Thorarinsdottir, Scheuerer and
     Heinz (2016), *J. Comput. Graph. Stat.* 25, 105.
 
-    Example: draws half as wide as the posterior are rejected in every projection (p = 1 / (sims + 1)):
+    Example: draws half as wide as the posterior are rejected in every projection (p = 1 / (n_resamples + 1)):
 
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=(200, 2)); truth = mu + rng.normal(size=(200, 2))
-    >>> rh = rank_histogram(mu[:, None, :] + 0.5 * rng.normal(size=(200, 50, 2)), truth, sims=200)
+    >>> rh = rank_histogram(mu[:, None, :] + 0.5 * rng.normal(size=(200, 50, 2)), truth, n_resamples=200)
     >>> rh.ranks.columns.tolist(), rh.ranks.shape
     (['dim0', 'dim1', 'energy'], (200, 3))
     >>> {k: round(v, 3) for k, v in rh.pvalue.items()}
     {'dim0': 0.005, 'dim1': 0.005, 'energy': 0.005}
     """
     s, t, _ = samples_truth(samples, truth)
-    ci = _ci(ci)
+    level = _ci(level)
     rng = np.random.default_rng(seed_value(seed))
     n, m, d = s.shape
     names = list(dim_names) if dim_names is not None else [f"dim{j}" for j in range(d)]
@@ -608,7 +617,7 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
         below = (rho[:, 1:] < rho[:, :1]).sum(axis=1)
         equal = (rho[:, 1:] == rho[:, :1]).sum(axis=1)
         cols["energy"] = _ranks_with_ties(below, equal, rng)
-    grid, lo, hi, minima = _ecdf_band(n, m, ci, rng, sims)
+    grid, lo, hi, minima = _ecdf_band(n, m, level, rng, n_resamples)
 
     pvalues = {}
     for name, r in cols.items():
@@ -631,7 +640,8 @@ class SpreadSkill:
     bins: pd.DataFrame  # columns: spread (root mean ensemble variance x (1 + 1/m)), rmse, events
 
 
-def spread_skill(samples: ArrayLike, truth: ArrayLike, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95,
+@renamed_keywords(n_boot="n_resamples", ci="level")
+def spread_skill(samples: ArrayLike, truth: ArrayLike, *, bins: int = 10, n_resamples: int = 1000, level: float = 0.95,
                  seed: int = 0) -> SpreadSkill:
     """Spread-skill ratio SSR = sqrt((1 + 1/m) mean s^2 / mean (xbar - y)^2) over all dimensions
     (1 for a calibrated ensemble, < 1 under-dispersed), its bootstrap interval over events, and
@@ -645,14 +655,14 @@ def spread_skill(samples: ArrayLike, truth: ArrayLike, *, bins: int = 10, n_boot
     -------
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
-    >>> round(spread_skill(mu[:, None, :] + rng.normal(size=(500, 50, 2)), truth, n_boot=200).ratio, 2)
+    >>> round(spread_skill(mu[:, None, :] + rng.normal(size=(500, 50, 2)), truth, n_resamples=200).ratio, 2)
     0.97
-    >>> round(spread_skill(mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2)), truth, n_boot=200).ratio, 2)
+    >>> round(spread_skill(mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2)), truth, n_resamples=200).ratio, 2)
     0.49
     """
     s, t, _ = samples_truth(samples, truth)
     var, err2 = spread_terms(s, t)
-    return spread_summary(var, err2, bins=bins, n_boot=n_boot, ci=ci, seed=seed)
+    return spread_summary(var, err2, bins=bins, n_resamples=n_resamples, level=level, seed=seed)
 
 
 def spread_terms(samples: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -674,24 +684,25 @@ def spread_terms(samples: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np
     return samples.var(axis=1, ddof=1).sum(axis=1) * (1 + 1 / m), ((samples.mean(axis=1) - truth) ** 2).sum(axis=1)
 
 
-def spread_summary(var: ArrayLike, err2: ArrayLike, *, bins: int = 10, n_boot: int = 1000, ci: float = 0.95,
+@renamed_keywords(n_boot="n_resamples", ci="level")
+def spread_summary(var: ArrayLike, err2: ArrayLike, *, bins: int = 10, n_resamples: int = 1000, level: float = 0.95,
                    seed: int = 0, replicates: np.ndarray | None = None) -> SpreadSkill:
     """The :class:`SpreadSkill` of per-event :func:`spread_terms`; ``replicates``: bootstrap means
-    (n_boot, 2) of the two terms already drawn, else drawn here. SSR = sqrt(mean_i var_i / mean_i err2_i);
+    (n_resamples, 2) of the two terms already drawn, else drawn here. SSR = sqrt(mean_i var_i / mean_i err2_i);
     per quantile bin of ``var``: spread sqrt(mean var), rmse sqrt(mean err2) and the number of events.
 
     Reference: Fortin et al. (2014), *J. Hydrometeor.* 15, 1708; Efron and Tibshirani (1993), ch. 13.
 
     Example
     -------
-    >>> res = spread_summary([1.0, 1.0, 4.0, 4.0], [1.0, 1.0, 4.0, 4.0], bins=2, n_boot=50)
+    >>> res = spread_summary([1.0, 1.0, 4.0, 4.0], [1.0, 1.0, 4.0, 4.0], bins=2, n_resamples=50)
     >>> res.ratio, res.bins.to_dict("list")
     (1.0, {'spread': [1.0, 2.0], 'rmse': [1.0, 2.0], 'events': [2, 2]})
     """
     var, err2 = np.asarray(var, dtype=float), np.asarray(err2, dtype=float)
     k = positive_int(bins, "bins")
-    reps = bootstrap_means(np.stack([var, err2], axis=1), n_boot=n_boot, seed=seed) if replicates is None else replicates
-    lo, hi = _percentile(np.sqrt(reps[:, 0] / reps[:, 1]), _ci(ci))
+    reps = bootstrap_means(np.stack([var, err2], axis=1), n_resamples=n_resamples, seed=seed) if replicates is None else replicates
+    lo, hi = _percentile(np.sqrt(reps[:, 0] / reps[:, 1]), _ci(level))
     edges = np.quantile(var, np.linspace(0, 1, k + 1))
     which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)
     rows = [{"spread": float(np.sqrt(var[which == b].mean())), "rmse": float(np.sqrt(err2[which == b].mean())),

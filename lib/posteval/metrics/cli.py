@@ -6,7 +6,7 @@ Example::
     protocol-report --samples flow=flow.npz:samples --samples regressor=reg.npy \\
         --truth test.h5:targets/truth \\
         --calibration regressor=cal.parquet:pred,cal.parquet:truth \\
-        --dims pt,eta --ci 0.95 --out report/
+        --dims pt,eta --level 0.95 --out report/
 
 Shapes (events always on the first axis): the truth is ``(n,)`` or ``(n, d)``; a sampler gives
 ``(n, m)`` (with a 1-D truth) or ``(n, m, d)`` samples, m draws per event; a point predictor
@@ -284,9 +284,9 @@ def sentences(leads: pd.DataFrame, calib: pd.DataFrame, joint: pd.DataFrame, dim
     """The report's answers, one sentence per metric and dimension, then one per sampler.
 
     ``leads``, ``calib`` and ``joint`` are the tables of :func:`~posteval.metrics.ranking.leads`
-    and :func:`~posteval.metrics.ranking.calibration`. A lead is the difference
+    and :func:`~posteval.metrics.ranking.calibration_verdicts`. A lead is the difference
     D = metric(best) - metric(other) with its bootstrap percentile interval, "resolved" when the
-    interval lies below 0 and the Holm-adjusted p-value below 1 - ci; a sampler's verdict compares
+    interval lies below 0 and the Holm-adjusted p-value below 1 - level; a sampler's verdict compares
     its coverage deviation with an exact sampler's margin. References: Holm (1979), *Scand. J.
     Statist.* 6; Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13;
     Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (calibration).
@@ -453,7 +453,9 @@ def provenance(argv: list[str], inputs: Inputs, args: argparse.Namespace, digest
                          f"a point prediction's (and a single draw's) is its Euclidean error")
         if inputs.truth.ndim == 2 else "not computed: one dimension (it equals the CRPS)",
         "point_value_rule": POINT_RULE,
-        "ci": args.ci, "n_boot": args.n_boot, "seed": args.seed, "bins": args.bins, "n_perm": args.n_perm,
+        # the keys of 0.2.0 kept (readers of protocol.json); the options are --level, --n-resamples, --spectrum-resamples
+        "ci": args.level, "n_boot": args.n_resamples, "seed": args.seed, "bins": args.bins,
+        "n_perm": args.spectrum_resamples,
         "multiplicity": "Holm over all leads of the report",
     }
 
@@ -473,7 +475,7 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=40)
     >>> np.save("truth.npy", x + rng.normal(size=40)); np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
-    >>> argv = ["report", "--samples", "flow=flow.npy", "--truth", "truth.npy", "--n-boot", "100", "--out", "rep"]
+    >>> argv = ["report", "--samples", "flow=flow.npy", "--truth", "truth.npy", "--n-resamples", "100", "--out", "rep"]
     >>> args = build_parser().parse_args(argv)
     >>> files, summary = write_report(load_inputs(args.samples, args.truth, None, None), args, args.out,
     ...                               [PROG, *argv], progress=False)
@@ -486,13 +488,14 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
     energy = inputs.truth.ndim == 2
     digests = input_digests(inputs)
     values = score_models(inputs, crps_estimator=args.crps_estimator, seed=args.seed, energy=energy, progress=progress)
-    table, reps = protocol_table(values, inputs.truth, dim_names=inputs.dim_names, bins=args.bins, n_perm=args.n_perm,
-                                 ci=args.ci, n_boot=args.n_boot, seed=args.seed, replicates=True)
+    table, reps = protocol_table(values, inputs.truth, dim_names=inputs.dim_names, bins=args.bins,
+                                 spectrum_resamples=args.spectrum_resamples, level=args.level,
+                                 n_resamples=args.n_resamples, seed=args.seed, replicates=True)
     levels = np.sort(DEFAULT_LEVELS)
     notes = []
-    if args.n_perm == 0:
+    if args.spectrum_resamples == 0:
         table = table.drop(columns=["chi2_pvalue_exchange"])
-        notes.append("chi2_pvalue_exchange is not computed (--n-perm 0): give --n-perm 1000 for the exchange "
+        notes.append("chi2_pvalue_exchange is not computed (--spectrum-resamples 0): give --spectrum-resamples 1000 for the exchange "
                      "p-value of the spectrum; chi2_pvalue is the asymptotic chi-square p-value.")
     if not inputs.calibration:
         table = table.drop(columns=[c for c in table.columns if c.startswith("coverage_error_conformal")])
@@ -500,9 +503,10 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
     if any(k == "points" for _, k in inputs.models.values()):
         notes.append("A point predictor has no raw coverage error (–): it has no predictive distribution; give "
                      "--calibration data for its split-conformal coverage.")
-    leads = ranking.leads(table, reps, ci=args.ci)
+    leads = ranking.leads(table, reps, level=args.level)
     samplers = {n: v for n, v in values.items() if v.kind == "samples"}
-    calib, joint = ranking.calibration(table, samplers, levels, ci=args.ci, n_boot=args.n_boot, seed=args.seed)
+    calib, joint = ranking.calibration_verdicts(table, samplers, levels, level=args.level,
+                                                n_resamples=args.n_resamples, seed=args.seed)
     if len(values) == 1:
         notes.append("One model: there is no lead to resolve.")
     if not samplers:
@@ -550,8 +554,8 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
             figures.append((f"The protocol on {dim}: spectrum of one value per event against the truth, mean CRPS, "
                             f"coverage minus nominal with the band of an exact sampler.", path))
         sections = [("Leads: is the best model's lead resolved?", leads,
-                     f"Difference = best − other (lower is better), its {args.ci:g} percentile interval from "
-                     f"{args.n_boot} paired bootstrap resamples of the test events, p from the bootstrap standard "
+                     f"Difference = best − other (lower is better), its {args.level:g} percentile interval from "
+                     f"{args.n_resamples} paired bootstrap resamples of the test events, p from the bootstrap standard "
                      f"error, Holm-adjusted over all {len(leads)} leads."),
                     ("Calibration of the samplers", calib,
                      "Coverage deviation = mean over the levels of coverage − that of an exact sampler with the same "
@@ -611,6 +615,19 @@ def _count(minimum: int):
     return parse
 
 
+class _DeprecatedOption(argparse.Action):
+    """An option renamed in 0.3.0: stores its value under the new option's name and warns on stderr."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog}: warning: {option_string} is deprecated since posteval 0.3.0 and will be removed in "
+              f"0.4.0; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m posteval.metrics report`` (its options and defaults).
 
@@ -619,8 +636,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     >>> args = build_parser().parse_args(["report", "--samples", "flow=flow.npy", "--truth", "truth.npy",
     ...                                   "--out", "rep"])
-    >>> args.samples, args.ci, args.n_boot, args.crps_estimator, args.bins, args.n_perm
+    >>> args.samples, args.level, args.n_resamples, args.crps_estimator, args.bins, args.spectrum_resamples
     (['flow=flow.npy'], 0.95, 1000, 'nrg', 20, 0)
+
+    The options of 0.2.0 ``--ci``, ``--n-boot`` and ``--n-perm`` still work, hidden from ``--help``, and
+    print a deprecation warning (removed in 0.4.0).
     """
     parser = argparse.ArgumentParser(prog=PROG, description="The evaluation protocol of the book on your own model's samples.")
     parser.add_argument("--version", action="version", version=f"posteval {_version()}")
@@ -637,13 +657,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--calibration", action="append", metavar="NAME=PRED_FILE[:KEY],TRUTH_FILE[:KEY]",
                      help="calibration predictions and truths of a point predictor (split-conformal coverage)")
     rep.add_argument("--dims", metavar="NAME,NAME,...", help="names of the d dimensions (default dim0, dim1, ...)")
-    rep.add_argument("--ci", type=_level, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
-    rep.add_argument("--n-boot", type=_count(100), default=1000, help="paired bootstrap resamples of the events (1000)")
+    rep.add_argument("--level", type=_level, default=0.95, metavar="LEVEL", help="interval level (default 0.95)")
+    rep.add_argument("--n-resamples", type=_count(100), default=1000, metavar="N",
+                     help="paired bootstrap resamples of the events (1000)")
     rep.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap, exchanges and tie-breaking (0)")
     rep.add_argument("--crps-estimator", choices=("nrg", "fair", "pwm"), default="nrg",
                      help="CRPS estimator of the samplers (nrg: 1/m^2 pair sum; fair: 1/(m(m-1)); pwm = fair)")
-    rep.add_argument("--n-perm", type=_count(0), default=0,
+    rep.add_argument("--spectrum-resamples", type=_count(0), default=0, metavar="N",
                      help="label exchanges for the spectrum's exchange p-value (0: not computed, the default)")
+    # the options of 0.2.0, hidden and deprecated (issue 40): removed in 0.4.0
+    for old, new, dest, kind in (("--ci", "--level", "level", _level),
+                                 ("--n-boot", "--n-resamples", "n_resamples", _count(100)),
+                                 ("--n-perm", "--spectrum-resamples", "spectrum_resamples", _count(0))):
+        rep.add_argument(old, dest=dest, type=kind, action=_DeprecatedOption, new=new, default=argparse.SUPPRESS,
+                         help=argparse.SUPPRESS)
     rep.add_argument("--bins", type=_count(2), default=20, help="spectrum bins (20)")
     rep.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the report files")
     rep.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -663,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> np.save("truth.npy", x + rng.normal(size=40)); np.save("reg.npy", x)
     >>> np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
     >>> main(["report", "--quiet", "--samples", "flow=flow.npy", "--samples", "reg=reg.npy",
-    ...       "--truth", "truth.npy", "--n-boot", "100", "--out", "rep"])
+    ...       "--truth", "truth.npy", "--n-resamples", "100", "--out", "rep"])
     flow has the lowest CRPS; its lead is ...
     report.html: rep...report.html
     0

@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .._deprecation import renamed_keywords
 from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, real_array,
                           samples_truth)
 from .uncertainty import bootstrap_means
@@ -278,13 +279,14 @@ def _exact_sampler_inside(m: int, levels: np.ndarray) -> np.ndarray:
     return (score[None, :] <= levels[:, None]).astype(float)
 
 
+@renamed_keywords(repeats="n_resamples")
 def coverage_noise_floor(n_events: int, m_samples: int, levels: ArrayLike = DEFAULT_LEVELS, *, n_dims: int = 1,
-                         repeats: int = 200, seed: int = 0) -> NoiseFloor:
+                         n_resamples: int = 200, seed: int = 0) -> NoiseFloor:
     """Distribution of the raw coverage error of a perfectly calibrated m-sample sampler,
     max_l |(1/n) sum_k c_k 1[|2k/m - 1| <= a_l] - a_l| with (c_0..c_m) ~ Multinomial(n, 1/(m + 1)).
 
     The truth's rank among m exchangeable samples is uniform on 0..m, so its PIT is rank / m and
-    the coverage curve of n_events is a function of the rank histogram, drawn here `repeats`
+    the coverage curve of n_events is a function of the rank histogram, drawn here ``n_resamples``
     times (independent dimensions). It includes both the binomial noise of n_events and the
     discreteness of m samples (a calibrated sampler cannot reach the diagonal exactly). A
     measured coverage error below ``q95`` is "calibrated within noise".
@@ -301,7 +303,7 @@ def coverage_noise_floor(n_events: int, m_samples: int, levels: ArrayLike = DEFA
     n = positive_int(n_events, "n_events")
     m = positive_int(m_samples, "m_samples")
     d = positive_int(n_dims, "n_dims")
-    r = positive_int(repeats, "repeats", minimum=2)
+    r = positive_int(n_resamples, "n_resamples", minimum=2)
     lv = levels_array(levels)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=(r, d))  # rank histogram
@@ -313,16 +315,17 @@ def coverage_noise_floor(n_events: int, m_samples: int, levels: ArrayLike = DEFA
                       float(np.quantile(errors.max(axis=1), 0.95)))
 
 
+@renamed_keywords(ci="level")
 def coverage_band(n_events: int, levels: ArrayLike = DEFAULT_LEVELS, *, m_samples: int | None = None,
-                  ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Central `ci` range of coverage minus nominal for a perfectly calibrated forecast.
+                  level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Central `level` range of coverage minus nominal for a perfectly calibrated forecast.
 
     On each of n_events the truth falls inside the level-a interval with probability p(a): a
     itself for a continuous interval (``m_samples=None``), or, for the central interval of m
     exchangeable samples, #{k in 0..m : |2k/m - 1| <= a} / (m + 1) (the truth's rank is uniform
     on 0..m, as in :func:`coverage_noise_floor`). The covered count is Binomial(n_events, p(a)).
 
-    Returns (lo, hi), each (n_levels,): its equal-tailed `ci` quantiles divided by n_events,
+    Returns (lo, hi), each (n_levels,): its equal-tailed `level` quantiles divided by n_events,
     minus a. A calibrated model's curve of coverage minus nominal scatters inside this band.
 
     Reference: pointwise binomial bands of uniform ranks, Säilynoja, Bürkner and Vehtari (2022),
@@ -335,12 +338,12 @@ def coverage_band(n_events: int, levels: ArrayLike = DEFAULT_LEVELS, *, m_sample
     """
     n = positive_int(n_events, "n_events")
     lv = levels_array(levels)
-    ci = level_value(ci, "ci")
+    level = level_value(level, "level")
     if m_samples is None:
         p = lv
     else:
         p = _exact_sampler_inside(positive_int(m_samples, "m_samples"), lv).mean(axis=1)
-    tail = (1.0 - ci) / 2.0
+    tail = (1.0 - level) / 2.0
     lo = stats.binom.ppf(tail, n, p) / n - lv
     hi = stats.binom.ppf(1.0 - tail, n, p) / n - lv
     return lo, hi
@@ -422,8 +425,9 @@ def conformal_interval_hits(cal_pred: ArrayLike, cal_truth: ArrayLike, pred: Arr
     return hits[:, 0] if one_d else hits
 
 
+@renamed_keywords(n_boot="n_resamples")
 def local_coverage_error_replicates(covered: Sequence[ArrayLike], covariate: ArrayLike, *, nominal: float,
-                                    bins: int = 8, n_boot: int = 1000,
+                                    bins: int = 8, n_resamples: int = 1000,
                                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Worst ``|coverage - nominal|`` over quantile bins of a covariate, per replicate and per event resample:
     max_b |C_b - nominal| with C_b of :func:`local_coverage` (bin ratios of the resampled sums).
@@ -445,7 +449,7 @@ def local_coverage_error_replicates(covered: Sequence[ArrayLike], covariate: Arr
     >>> rng = np.random.default_rng(0)
     >>> covered = [rng.random(300) < 0.9, rng.random(300) < 0.8]
     >>> values, reps = local_coverage_error_replicates(covered, rng.normal(size=300), nominal=0.9, bins=3,
-    ...                                                n_boot=100)
+    ...                                                n_resamples=100)
     >>> values.round(3).tolist(), reps.shape
     ([0.06, 0.11], (100, 2))
     """
@@ -458,13 +462,14 @@ def local_coverage_error_replicates(covered: Sequence[ArrayLike], covariate: Arr
     in_bin = pd.get_dummies(pd.qcut(x, bins)).to_numpy(float)  # (n, bins) one-hot quantile bin
     per_bin = [h[:, None] * in_bin for h in hits]
     values = np.array([np.abs(p.sum(0) / in_bin.sum(0) - nominal).max() for p in per_bin])
-    boot = bootstrap_means([np.concatenate(per_bin, axis=1), in_bin], n_boot=n_boot, seed=seed)
-    coverage = boot[0].reshape(n_boot, len(hits), in_bin.shape[1]) / boot[1][:, None, :]
+    boot = bootstrap_means([np.concatenate(per_bin, axis=1), in_bin], n_resamples=n_resamples, seed=seed)
+    coverage = boot[0].reshape(n_resamples, len(hits), in_bin.shape[1]) / boot[1][:, None, :]
     return values, np.abs(coverage - nominal).max(axis=2)
 
 
+@renamed_keywords(n_boot="n_resamples")
 def coverage_error_replicates(samples: Sequence[ArrayLike], truth: ArrayLike, levels: ArrayLike = DEFAULT_LEVELS, *,
-                              n_boot: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                              n_resamples: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Raw coverage error (worst level, mean over dimensions) of samplers, and on event resamples:
     mean_k max_l |C_k(a_l) - a_l| with C of :func:`coverage_curve`.
 
@@ -474,7 +479,7 @@ def coverage_error_replicates(samples: Sequence[ArrayLike], truth: ArrayLike, le
     levels : nominal levels of the central intervals (as :func:`~posteval.metrics.coverage.coverage_curve`)
     Returns
     -------
-    (values (k,), replicates (n_boot, k)) for k samplers; every sampler is scored on the same
+    (values (k,), replicates (n_resamples, k)) for k samplers; every sampler is scored on the same
     resampled events, so differences between samplers are paired. ``values`` equals
     ``coverage_error(coverage_curve(s, truth, levels))`` averaged over dimensions.
 
@@ -485,7 +490,7 @@ def coverage_error_replicates(samples: Sequence[ArrayLike], truth: ArrayLike, le
 
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=400); y = x + rng.normal(size=400); s = x[:, None] + 0.5 * rng.normal(size=(400, 32))
-    >>> values, reps = coverage_error_replicates([s[:, :8], s], y, [0.5, 0.9], n_boot=100)
+    >>> values, reps = coverage_error_replicates([s[:, :8], s], y, [0.5, 0.9], n_resamples=100)
     >>> values.round(3).tolist(), reps.shape
     ([0.398, 0.325], (100, 2))
     """
@@ -499,6 +504,6 @@ def coverage_error_replicates(samples: Sequence[ArrayLike], truth: ArrayLike, le
         hits.append((score[:, None, :] <= lv[None, :, None]).reshape(len(score), -1).astype(float))
     d = hits[0].shape[1] // lv.size
     values = np.array([np.abs(h.mean(0).reshape(lv.size, d) - lv[:, None]).max(axis=0).mean() for h in hits])
-    boot = bootstrap_means(hits, n_boot=n_boot, seed=seed)
-    reps = [np.abs(b.reshape(n_boot, lv.size, d) - lv[None, :, None]).max(axis=1).mean(axis=1) for b in boot]
+    boot = bootstrap_means(hits, n_resamples=n_resamples, seed=seed)
+    reps = [np.abs(b.reshape(n_resamples, lv.size, d) - lv[None, :, None]).max(axis=1).mean(axis=1) for b in boot]
     return values, np.stack(reps, axis=1)

@@ -64,6 +64,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
+from .._deprecation import renamed_keywords
 from ._validation import finite_array, level_value, positive_int, real_array
 
 __all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
@@ -472,10 +473,11 @@ def replicates_to_resolve(iv: Interval, boundary: float, margin: float) -> str:
     return f"{max(need, MIN_SEEDS_EQUIVALENCE) if equivalence else need} replicates"
 
 
-def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float = 0.95) -> int:
+@renamed_keywords(ci="level")
+def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, level: float = 0.95) -> int:
     """Events n at which a mean of per-event scores with sd ``sd`` and true mean ``effect`` has its
-    two-sided ``ci`` interval exclude zero with probability ``power`` (one seed, no seed part):
-    n = ceil(((z_{(1+ci)/2} + z_power) sd / |effect|)^2).
+    two-sided ``level`` interval exclude zero with probability ``power`` (one seed, no seed part):
+    n = ceil(((z_{(1+level)/2} + z_power) sd / |effect|)^2).
 
     Reference: the sample size of a two-sided one-sample z-test, Chow, Shao and Wang (2008), *Sample
     Size Calculations in Clinical Research*, 2nd ed., section 3.1 (one-sample design).
@@ -489,7 +491,7 @@ def events_to_resolve(effect: float, sd: float, *, power: float = 0.8, ci: float
         raise ValueError(f"effect: expected a finite non-zero mean, got {effect!r}")
     if not sd > 0:
         raise ValueError(f"sd: expected a positive standard deviation, got {sd!r}")
-    z = special.ndtri(0.5 + level_value(ci, "ci") / 2) + special.ndtri(level_value(power, "power"))
+    z = special.ndtri(0.5 + level_value(level, "level") / 2) + special.ndtri(level_value(power, "power"))
     return int(np.ceil((z * sd / abs(effect)) ** 2))
 
 

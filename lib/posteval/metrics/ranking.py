@@ -6,10 +6,10 @@ model o the difference D = metric(b) - metric(o) <= 0 has bootstrap replicates D
 resampled events for every model, :func:`~posteval.metrics.report.protocol_report` with
 ``replicates=True``). Its interval is the percentile interval of D*, its two-sided p-value
 p = 2 Phi(-|D| / se) with se the standard deviation of D* (a normal approximation, which unlike
-the rank p-value of the replicates resolves p-values below 2 / (n_boot + 1)), and the p-values of
+the rank p-value of the replicates resolves p-values below 2 / (n_resamples + 1)), and the p-values of
 all leads in one report are adjusted by Holm's step-down method (Holm 1979), so that the chance
-of any false "yes" among them is at most 1 - ci. The verdict is "yes" when the interval lies
-below zero and the Holm-adjusted p is below 1 - ci, else "not resolved".
+of any false "yes" among them is at most 1 - level. The verdict is "yes" when the interval lies
+below zero and the Holm-adjusted p is below 1 - level, else "not resolved".
 
 Calibration. A sampler's signed coverage deviation (:mod:`~posteval.metrics.calibration`: the
 mean over levels of its coverage minus that of an exact sampler with the same m draws) decides
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._deprecation import deprecated_alias, renamed_keywords
 from .calibration import signed_coverage_from_inside, spread_summary, tarp_indicators, tarp_summary
 from .coverage import coverage_noise_floor
 from .report import EventValues
@@ -52,11 +53,12 @@ def _normal_pvalue(diff: float, reps: np.ndarray) -> float:
     return float(2.0 * stats.norm.sf(abs(diff) / se))
 
 
-def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: float = 0.95,
+@renamed_keywords(ci="level")
+def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: float = 0.95,
           metrics: Sequence[str] = LOWER_IS_BETTER) -> pd.DataFrame:
     """One row per (metric, dimension, other model): the best model's lead over it.
 
-    ``table`` and ``replicates`` as returned by ``protocol_report(..., ci=ci, replicates=True)``.
+    ``table`` and ``replicates`` as returned by ``protocol_report(..., level=level, replicates=True)``.
     The energy score, one value per model over all dimensions, is compared once (dimension "all").
     Columns: metric, dimension, best, other, difference (best - other), difference_lo, difference_hi,
     p, p_holm, verdict.
@@ -64,9 +66,9 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     Per metric and dimension, b = argmin of the estimates; for every other model o, with D =
     metric(b) - metric(o) and D*_r its replicates on the same resampled events:
 
-        [lo, hi] = the (1 - ci)/2 and (1 + ci)/2 percentiles of D*,
+        [lo, hi] = the (1 - level)/2 and (1 + level)/2 percentiles of D*,
         p = 2 Phi(-|D| / sd(D*)),   p_holm = Holm's adjustment over every row of the report,
-        verdict = "yes" if hi < 0 and p_holm < 1 - ci, else "not resolved".
+        verdict = "yes" if hi < 0 and p_holm < 1 - level, else "not resolved".
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (sd(D*) as the
     standard error) and ch. 13 (percentile intervals); Holm (1979), *Scand. J. Statist.* 6, 65.
@@ -78,12 +80,12 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     >>> mu = rng.normal(size=300); truth = mu + rng.normal(size=300)
     >>> draws = {"exact": mu[:, None] + rng.normal(size=(300, 20)),
     ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(300, 20))}
-    >>> table, reps = protocol_report(draws, truth, ci=0.95, n_boot=200, replicates=True)
+    >>> table, reps = protocol_report(draws, truth, level=0.95, n_resamples=200, replicates=True)
     >>> lead = leads(table, reps, metrics=("crps",))
     >>> lead[["best", "other", "verdict"]].values.tolist(), round(float(lead["difference"].iloc[0]), 3)
     ([['exact', 'narrow', 'yes']], -0.046)
     """
-    ci = _ci(ci)
+    level = _ci(level)
     rows = []
     for metric in metrics:
         if metric not in table or metric not in replicates:
@@ -100,14 +102,14 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
                     continue
                 rep = replicates[metric][:, idx[b]] - replicates[metric][:, idx[o]]
                 diff = float(est[b] - est[o])
-                lo, hi = (float(v) for v in percentile_interval(rep, ci))
+                lo, hi = (float(v) for v in percentile_interval(rep, level))
                 rows.append({"metric": metric, "dimension": dim, "best": group["model"].iloc[b],
                              "other": group["model"].iloc[o], "difference": diff, "difference_lo": lo, "difference_hi": hi,
                              "p": _normal_pvalue(diff, rep)})
     out = pd.DataFrame(rows, columns=["metric", "dimension", "best", "other", "difference", "difference_lo",
                                      "difference_hi", "p"])
     out["p_holm"] = holm(out["p"].to_numpy()) if len(out) else []
-    alpha = 1.0 - ci
+    alpha = 1.0 - level
     out["verdict"] = [
         "yes" if verdict(r.difference_lo, r.difference_hi, direction=-1) == "yes" and r.p_holm < alpha else "not resolved"
         for r in out.itertuples()
@@ -115,9 +117,11 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, ci: floa
     return out
 
 
-def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels_sorted: np.ndarray, *,
-                ci: float = 0.95, n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The calibration of each sampler (``samplers`` {model: EventValues}) of one report.
+@renamed_keywords(ci="level", n_boot="n_resamples")
+def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels_sorted: np.ndarray, *,
+                level: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The calibration of each sampler (``samplers`` {model: EventValues}) of one report, with its verdicts
+    (named apart from the module :mod:`posteval.metrics.calibration`; ``calibration`` before 0.3.0).
 
     Per model and dimension: the signed coverage deviation D (:func:`~posteval.metrics.calibration.signed_coverage`:
     mean over the levels of coverage minus an exact m-draw sampler's, with its event interval,
@@ -150,9 +154,9 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels
     >>> mu = rng.normal(size=300); truth = mu + rng.normal(size=300)
     >>> draws = {"exact": mu[:, None] + rng.normal(size=(300, 20)),
     ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(300, 20))}
-    >>> table = protocol_report(draws, truth, ci=0.95, n_boot=200)
+    >>> table = protocol_report(draws, truth, level=0.95, n_resamples=200)
     >>> samplers = {name: event_values(d, truth) for name, d in draws.items()}
-    >>> per_dim, joint = calibration(table, samplers, np.sort(DEFAULT_LEVELS), n_boot=200)
+    >>> per_dim, joint = calibration_verdicts(table, samplers, np.sort(DEFAULT_LEVELS), n_resamples=200)
     >>> per_dim[["model", "verdict"]].values.tolist()
     [['exact', 'calibrated'], ['narrow', 'under-covers']]
     """
@@ -165,7 +169,7 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels
             blocks[(model, "tarp")] = tarp_indicators(v.credibility)
         if v.spread_var is not None:
             blocks[(model, "spread")] = np.stack([v.spread_var, v.spread_err2], axis=1)
-    reps = dict(zip(blocks, bootstrap_means(list(blocks.values()), n_boot=n_boot, seed=seed))) if blocks else {}
+    reps = dict(zip(blocks, bootstrap_means(list(blocks.values()), n_resamples=n_resamples, seed=seed))) if blocks else {}
     dims = list(dict.fromkeys(table["dimension"]))
     for model, v in samplers.items():
         n, m = v.raw_codes.shape[0], int(v.m)
@@ -173,7 +177,7 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels
             floors[(n, m)] = coverage_noise_floor(n, m, levels_sorted, seed=seed).q95
         for j, dim in enumerate(dims):
             inside = (v.raw_codes[:, j][:, None] <= np.arange(levels_sorted.size)[None, :]).astype(float)
-            sc = signed_coverage_from_inside(inside[None], m, levels_sorted, ci=ci, min_seeds=1)
+            sc = signed_coverage_from_inside(inside[None], m, levels_sorted, level=level, min_seeds=1)
             row = table[(table["model"] == model) & (table["dimension"] == dim)].iloc[0]
             rows.append({"model": model, "dimension": dim, "m": m, "coverage_deviation": sc.deviation,
                          "coverage_deviation_lo": sc.lo, "coverage_deviation_hi": sc.hi, "margin": sc.margin,
@@ -183,11 +187,11 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels
                          "noise_floor_q95": floors[(n, m)]})
         out = {"model": model}
         if v.credibility is not None:
-            tc = tarp_summary(v.credibility, m, n_boot=n_boot, ci=ci, seed=seed, replicates=reps[(model, "tarp")])
+            tc = tarp_summary(v.credibility, m, n_resamples=n_resamples, level=level, seed=seed, replicates=reps[(model, "tarp")])
             out.update({"tarp_error": tc.error, "tarp_error_lo": tc.error_lo, "tarp_error_hi": tc.error_hi,
                         "tarp_noise_floor": tc.noise_floor, "tarp_verdict": tc.verdict})
         if v.spread_var is not None:
-            ss = spread_summary(v.spread_var, v.spread_err2, n_boot=n_boot, ci=ci, seed=seed,
+            ss = spread_summary(v.spread_var, v.spread_err2, n_resamples=n_resamples, level=level, seed=seed,
                                 replicates=reps[(model, "spread")])
             out.update({"spread_skill": ss.ratio, "spread_skill_lo": ss.lo, "spread_skill_hi": ss.hi})
         joint.append(out)
@@ -195,3 +199,7 @@ def calibration(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels
                "margin", "verdict", "coverage_error_raw", "coverage_error_raw_lo", "coverage_error_raw_hi",
                "noise_floor_q95"]
     return pd.DataFrame(rows, columns=columns), pd.DataFrame(joint)
+
+
+# the name before 0.3.0, deprecated (issue 40; it shadowed the module posteval.metrics.calibration): removed in 0.4.0
+calibration = deprecated_alias(calibration_verdicts, "calibration")

@@ -18,11 +18,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import sparse
 
+from .._deprecation import renamed_keywords
 from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, levels_array, power_of_two_scale, rescaled,
                           real_array, samples_truth, seed_value)
 from .calibration import spread_terms, tarp_credibility
 from .coverage import conformal_scores, conformal_thresholds, pit
-from .scores import crps, energy_score
+from .scores import crps_ensemble, energy_score_ensemble
 from .spectrum import spectrum_test
 from .uncertainty import _ci, _percentile, bootstrap_means
 
@@ -94,7 +95,7 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
     codes given ``calibration`` = (cal_pred, cal_truth), and with ``energy`` the energy score
     over the d dimensions (the unbiased "fair" estimator, all pairs or ``energy_shifts`` cyclic
-    shifts of :func:`~posteval.metrics.scores.energy_score`; with one draw per event, and for a
+    shifts of :func:`~posteval.metrics.scores.energy_score_ensemble`; with one draw per event, and for a
     point prediction, the Euclidean error). A sampler
     also gets its TARP credibility given ``tarp`` = (centre, scale, reference points of these
     events) (:func:`~posteval.metrics.calibration.tarp_credibility`) and with ``spread`` its
@@ -138,7 +139,7 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     s, _, _ = samples_truth(s, t, (name, "truth"))
     c = power_of_two_scale(s, t2)
     point = s[:, 0, :] if point_from == "sample" else c * (s / c).mean(axis=1)
-    crps_e = crps(s, t2, estimator=crps_estimator) if is_samples else rescaled(np.abs(point / c - t2 / c), c, "crps")
+    crps_e = crps_ensemble(s, t2, estimator=crps_estimator) if is_samples else rescaled(np.abs(point / c - t2 / c), c, "crps")
     raw = _level_codes(np.abs(2.0 * pit(s, t2) - 1.0), lv_sorted) if is_samples else None
     conf = None
     if calibration is not None:
@@ -150,7 +151,7 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     if energy:
         if is_samples:
             est = "fair" if s.shape[1] >= 2 else "nrg"  # unbiased; one draw has no pairs (then |x - y|)
-            es = energy_score(s, t2, estimator=est, n_shifts=energy_shifts)
+            es = energy_score_ensemble(s, t2, estimator=est, n_shifts=energy_shifts)
         else:
             es = np.linalg.norm(point - t2, axis=1)
     cred = var = err2 = None
@@ -196,6 +197,7 @@ def concat_event_values(parts: Sequence[EventValues]) -> EventValues:
                                                                  "credibility", "spread_var", "spread_err2")))
 
 
+@renamed_keywords(n_perm="spectrum_resamples", ci="level", n_boot="n_resamples")
 def protocol_report(
     name_to_samples: Mapping[str, ArrayLike],
     truth: ArrayLike,
@@ -206,9 +208,9 @@ def protocol_report(
     point_from: str = "sample",
     calibration: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
     crps_estimator: str = "nrg",
-    n_perm: int = 0,
-    ci: float | None = None,
-    n_boot: int = 1000,
+    spectrum_resamples: int = 0,
+    level: float | None = None,
+    n_resamples: int = 1000,
     seed: int = 0,
     replicates: bool = False,
     energy: bool = False,
@@ -232,10 +234,12 @@ def protocol_report(
         coverage; models without it get NaN in ``coverage_error_conformal``.
     crps_estimator : "nrg", "fair" or "pwm" for samplers. A point prediction is a point mass,
         whose CRPS is exactly the absolute error whatever the estimator.
-    n_perm : exchanges for the spectrum's ``chi2_pvalue_exchange`` (0: NaN, the cheap default)
-    ci : None, or a level such as 0.95: adds ``<metric>_lo`` and ``<metric>_hi`` for rmse, mae,
+    spectrum_resamples : the exchanges of the spectrum's ``chi2_pvalue_exchange``, passed to
+        :func:`~posteval.metrics.spectrum.spectrum_test` as its ``n_resamples`` (0: NaN, the cheap default);
+        prefixed like ``crps_estimator``, since ``n_resamples`` here is the bootstrap's
+    level : None, or a level such as 0.95: adds ``<metric>_lo`` and ``<metric>_hi`` for rmse, mae,
         crps and both coverage errors, percentile intervals from a paired bootstrap over test
-        events (``n_boot`` resamples, ``seed``; the calibration set is held fixed). Event-sampling
+        events (``n_resamples`` resamples, ``seed``; the calibration set is held fixed). Event-sampling
         variance only; training variance needs several seeds. A coverage error is a maximum of
         absolute deviations, biased upward under resampling: for a calibrated model its interval
         can lie above the estimate; judge calibration against
@@ -244,8 +248,8 @@ def protocol_report(
     seed : seeds the bootstrap, the spectrum exchanges and the conformal tie-breaking
     energy, energy_shifts : with ``energy`` (d > 1), a column ``energy_score``: the energy score
         over all d dimensions, the same value on each of the model's rows (and its interval with
-        ``ci``); ``energy_shifts`` as in :func:`~posteval.metrics.scores.energy_score`
-    replicates : with ``ci``, also return the bootstrap replicates ``{metric: (n_boot, rows)}`` of
+        ``level``); ``energy_shifts`` as in :func:`~posteval.metrics.scores.energy_score_ensemble`
+    replicates : with ``level``, also return the bootstrap replicates ``{metric: (n_resamples, rows)}`` of
         the interval metrics (rows in table order, the same resampled events for every row), e.g.
         to combine several training seeds (:func:`~posteval.metrics.intervals.replicate_interval`)
 
@@ -254,7 +258,7 @@ def protocol_report(
     DataFrame with columns model, dimension, rmse, mae, crps, chi2, ndf, chi2_ndf, chi2_pvalue,
     chi2_pvalue_exchange, coverage_error_raw (central sample-quantile intervals of samplers; NaN
     for point estimators), coverage_error_conformal, kind ("samples" or "point"), then the
-    interval columns when ``ci`` is given. Raw and conformal coverage errors answer different
+    interval columns when ``level`` is given. Raw and conformal coverage errors answer different
     questions (is the sampler calibrated / how far is the conformalised interval from nominal,
     which split conformal guarantees on average) and are not to be ranked together.
 
@@ -296,10 +300,12 @@ def protocol_report(
                            calibration=None if calibration is None else calibration.get(name), seed=seed)
         for name, pred in name_to_samples.items()
     }
-    return protocol_table(values, truth, dim_names=dim_names, levels=levels, bins=bins, n_perm=n_perm, ci=ci,
-                          n_boot=n_boot, seed=seed, replicates=replicates)
+    return protocol_table(values, truth, dim_names=dim_names, levels=levels, bins=bins,
+                          spectrum_resamples=spectrum_resamples, level=level,
+                          n_resamples=n_resamples, seed=seed, replicates=replicates)
 
 
+@renamed_keywords(n_perm="spectrum_resamples", ci="level", n_boot="n_resamples")
 def protocol_table(
     values: Mapping[str, EventValues],
     truth: ArrayLike,
@@ -307,9 +313,9 @@ def protocol_table(
     dim_names: Sequence[str] | None = None,
     levels: ArrayLike = DEFAULT_LEVELS,
     bins: int | ArrayLike = 20,
-    n_perm: int = 0,
-    ci: float | None = None,
-    n_boot: int = 1000,
+    spectrum_resamples: int = 0,
+    level: float | None = None,
+    n_resamples: int = 1000,
     seed: int = 0,
     replicates: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
@@ -332,10 +338,10 @@ def protocol_table(
     """
     if not values:
         raise ValueError("values: no models given")
-    if ci is not None:
-        ci = _ci(ci)
-    if replicates and ci is None:
-        raise ValueError("replicates: needs ci (the bootstrap that makes them)")
+    if level is not None:
+        level = _ci(level)
+    if replicates and level is None:
+        raise ValueError("replicates: needs level (the bootstrap that makes them)")
     t = finite_array(truth, "truth", (1, 2))
     t2 = t[:, None] if t.ndim == 1 else t
     n, d = t2.shape
@@ -360,7 +366,7 @@ def protocol_table(
             # one exact power-of-two scale per row keeps squares, differences and sums in range
             k = power_of_two_scale(v.point[:, j], t2[:, j], v.crps[:, j], es)
             p_j, t_j = v.point[:, j] / k, t2[:, j] / k
-            spec = spectrum_test(p_j, t_j, bins=bins, n_perm=n_perm, seed=seed + j)
+            spec = spectrum_test(p_j, t_j, bins=bins, n_resamples=spectrum_resamples, seed=seed + j)
             err = p_j - t_j
             row = {
                 "model": name,
@@ -384,16 +390,16 @@ def protocol_table(
             scales.append(k)
             codes.append((raw_codes[:, j], conf_codes[:, j]))
     table = pd.DataFrame(rows)
-    if ci is not None:
-        table, reps = _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy, np.array(scales))
+    if level is not None:
+        table, reps = _with_intervals(table, dense, codes, lv_sorted, level, n_resamples, seed, with_energy, np.array(scales))
         if replicates:
             return table, reps
     return table
 
 
-def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energy, scales):
+def _with_intervals(table, dense, codes, lv_sorted, level, n_resamples, seed, with_energy, scales):
     """Adds <metric>_lo/_hi from one paired bootstrap of all rows' per-event values; returns the
-    table and the replicates {metric: (n_boot, rows)}."""
+    table and the replicates {metric: (n_resamples, rows)}."""
     n_rows, n_lv = len(table), lv_sorted.size
     # level codes as one-hot columns: resampled histograms give resampled coverage curves
     n = len(codes[0][0])
@@ -404,17 +410,17 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
             if c[0] >= 0:
                 cols.append((kind, r))
                 blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), c)), shape=(n, n_lv + 1)))
-    cov_reps = {k: np.full((n_boot, n_rows), np.nan) for k in ("coverage_error_raw", "coverage_error_conformal")}
+    cov_reps = {k: np.full((n_resamples, n_rows), np.nan) for k in ("coverage_error_raw", "coverage_error_conformal")}
     onehot = sparse.hstack(blocks) if blocks else sparse.csr_matrix((n, 1))
-    means, hist = bootstrap_means([np.concatenate(dense, axis=1), onehot], n_boot=n_boot, seed=seed)
-    means = means.reshape(n_boot, n_rows, 4)
+    means, hist = bootstrap_means([np.concatenate(dense, axis=1), onehot], n_resamples=n_resamples, seed=seed)
+    means = means.reshape(n_resamples, n_rows, 4)
     reps = {"rmse": np.sqrt(means[:, :, 0]) * scales, "mae": means[:, :, 1] * scales, "crps": means[:, :, 2] * scales}
     if with_energy:
         reps["energy_score"] = means[:, :, 3] * scales
     for key, rep in reps.items():
         check_finite_result(rep, f"{key} replicates")
     if blocks:
-        hist = hist.reshape(n_boot, len(cols), n_lv + 1)
+        hist = hist.reshape(n_resamples, len(cols), n_lv + 1)
         errors = _coverage_error_from_codes(hist, lv_sorted)
         for i, (kind, r) in enumerate(cols):
             cov_reps["coverage_error_raw" if kind == 0 else "coverage_error_conformal"][:, r] = errors[:, i]
@@ -422,7 +428,7 @@ def _with_intervals(table, dense, codes, lv_sorted, ci, n_boot, seed, with_energ
     out = table.copy()
     for key in (*INTERVAL_METRICS, *(("energy_score",) if with_energy else ())):
         with np.errstate(invalid="ignore"):
-            lo, hi = _percentile(reps[key], ci)
+            lo, hi = _percentile(reps[key], level)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi
     return out, reps
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._deprecation import renamed_keywords
 from ._validation import finite_array
 from .uncertainty import bootstrap_weights
 
@@ -83,8 +84,9 @@ def core_width(reco: ArrayLike, truth: ArrayLike) -> float:
     return float(_weighted_half_iqr(d, np.ones_like(d)))
 
 
-def core_width_replicates(reco: ArrayLike, truth: ArrayLike, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """The core width on ``n_boot`` bootstrap resamples of the events, shape (n_boot,): the quartiles of
+@renamed_keywords(n_boot="n_resamples")
+def core_width_replicates(reco: ArrayLike, truth: ArrayLike, *, n_resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """The core width on ``n_resamples`` bootstrap resamples of the events, shape (n_resamples,): the quartiles of
     resample b are those of the residuals weighted by its multiplicities w_bi (:func:`bootstrap_weights`).
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (bootstrap
@@ -93,13 +95,13 @@ def core_width_replicates(reco: ArrayLike, truth: ArrayLike, *, n_boot: int = 10
     Example
     -------
     >>> t = np.full(1000, 400.0); r = t * (1 + np.random.default_rng(0).normal(0, 0.1, 1000))
-    >>> reps = core_width_replicates(r, t, n_boot=200)
+    >>> reps = core_width_replicates(r, t, n_resamples=200)
     >>> reps.shape, round(float(reps.std()), 3)
     ((200,), 0.002)
     """
     d = relative_residual(reco, truth)
     order = np.argsort(d, kind="stable")
-    out = [_weighted_half_iqr(d[order], w[:, order]) for w in bootstrap_weights(d.size, n_boot=n_boot, seed=seed)]
+    out = [_weighted_half_iqr(d[order], w[:, order]) for w in bootstrap_weights(d.size, n_resamples=n_resamples, seed=seed)]
     return np.concatenate(out)
 
 

@@ -1,6 +1,12 @@
 """Per-event scores: pointwise errors, the CRPS (ensemble estimators and the normal closed form)
 and the energy score of multivariate ensembles.
 
+Names follow scoringrules, ``<score>_<input kind>`` (see the "Names" section of :mod:`posteval.metrics`):
+:func:`crps_ensemble` and :func:`energy_score_ensemble` take samples, :func:`crps_normal` a normal
+(mu, sigma), and :func:`energy_score_reconstruction` and :func:`scores_reconstruction` a reconstruction,
+samples or point predictions (a point is a point mass). The names before 0.3.0 (``crps``, ``energy_score``,
+``joint_energy_score``, ``per_event_scores``) are deprecated aliases, removed in 0.4.0.
+
 Ensemble estimators follow scoringrules' names and definitions (argument order here is
 ``(samples, truth)``). For m samples x_1..x_m of a predictive distribution F and truth y:
 
@@ -14,15 +20,17 @@ Ensemble estimators follow scoringrules' names and definitions (argument order h
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
+from .._deprecation import deprecated_alias
 from ._validation import finite_array, point_pair, positive_int, power_of_two_scale, real_array, rescaled, samples_truth
 
 CRPS_ESTIMATORS = ("nrg", "fair", "pwm")
 ENERGY_ESTIMATORS = ("nrg", "fair")
 
 
-def rmse(pred, truth) -> np.ndarray | float:
+def rmse(pred: ArrayLike, truth: ArrayLike) -> np.ndarray | float:
     r"""Root-mean-square error per dimension, :math:`\sqrt{\tfrac1n \sum_i (\hat z_i - z_i)^2}`: a float for
     (n,), an array (d,) for (n, d). Minimised by the posterior mean E[z|x] (Hastie, Tibshirani and Friedman
     2009, *The Elements of Statistical Learning*, 2nd ed., eq. 2.13).
@@ -36,7 +44,7 @@ def rmse(pred, truth) -> np.ndarray | float:
     return float(out) if out.ndim == 0 else out
 
 
-def mae(pred, truth) -> np.ndarray | float:
+def mae(pred: ArrayLike, truth: ArrayLike) -> np.ndarray | float:
     r"""Mean absolute error per dimension, :math:`\tfrac1n \sum_i |\hat z_i - z_i|`: a float for (n,), an
     array (d,) for (n, d). Minimised by the posterior median (Hastie et al. 2009, section 2.4).
 
@@ -79,7 +87,7 @@ def _half_pair_sum(sorted_samples: np.ndarray) -> np.ndarray:
     return np.sum(weights * sorted_samples, axis=1)
 
 
-def crps(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
+def crps_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: str = "nrg") -> np.ndarray:
     """Per-event, per-dimension CRPS of an ensemble (see the module docstring for the estimators).
 
     Parameters
@@ -99,9 +107,9 @@ def crps(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
 
     Example
     -------
-    >>> crps([[0.0, 2.0]], [1.0]).tolist()  # E|X - y| = 1, 1/(2 m^2) sum_ij |x_i - x_j| = 0.5
+    >>> crps_ensemble([[0.0, 2.0]], [1.0]).tolist()  # E|X - y| = 1, 1/(2 m^2) sum_ij |x_i - x_j| = 0.5
     [0.5]
-    >>> crps([[0.0, 2.0]], [1.0], estimator="fair").tolist()  # the pair sum over m (m - 1)
+    >>> crps_ensemble([[0.0, 2.0]], [1.0], estimator="fair").tolist()  # the pair sum over m (m - 1)
     [0.0]
     """
     s, t, one_d, m, scale = _ensemble_inputs(samples, truth, estimator, CRPS_ESTIMATORS)
@@ -119,7 +127,7 @@ def crps(samples, truth, *, estimator: str = "nrg") -> np.ndarray:
     return out[:, 0] if one_d else out
 
 
-def mean_abs_difference(samples) -> np.ndarray:
+def mean_abs_difference(samples: ArrayLike) -> np.ndarray:
     """Per event (and dimension): the unbiased estimate of E|X - X'| from m >= 2 samples,
     sum_{i != j} |x_i - x_j| / (m (m - 1)). The ``nrg`` CRPS exceeds the ``fair`` one by this / (2m).
 
@@ -191,7 +199,7 @@ def _shifted_energy(x: np.ndarray, y: np.ndarray, n_shifts: int, chunk: int = 20
     return out
 
 
-def energy_score(samples, truth, *, estimator: str = "nrg", n_shifts: int | None = None) -> np.ndarray:
+def energy_score_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: str = "nrg", n_shifts: int | None = None) -> np.ndarray:
     """Per-event energy score of a multivariate ensemble: E||X - y|| - 1/2 E||X - X'||.
 
     Parameters
@@ -217,7 +225,8 @@ def energy_score(samples, truth, *, estimator: str = "nrg", n_shifts: int | None
     -------
     >>> rng = np.random.default_rng(0)
     >>> s, y = rng.normal(size=(100, 64, 3)), rng.normal(size=(100, 3))
-    >>> bool(abs(energy_score(s, y, estimator="fair", n_shifts=63) - energy_score(s, y, estimator="fair")).max() < 1e-12)
+    >>> fair = energy_score_ensemble(s, y, estimator="fair")
+    >>> bool(abs(energy_score_ensemble(s, y, estimator="fair", n_shifts=63) - fair).max() < 1e-12)
     True
     """
     s, t, _, m, scale = _ensemble_inputs(samples, truth, estimator, ENERGY_ESTIMATORS)
@@ -235,7 +244,7 @@ def energy_score(samples, truth, *, estimator: str = "nrg", n_shifts: int | None
     return rescaled(out, scale, "energy_score")
 
 
-def crps_normal(mu, sigma, truth) -> np.ndarray:
+def crps_normal(mu: ArrayLike, sigma: ArrayLike, truth: ArrayLike) -> np.ndarray:
     """Closed-form CRPS of N(mu, sigma^2) at the truth (elementwise, broadcasting).
 
     sigma * (w (2 Phi(w) - 1) + 2 phi(w) - 1/sqrt(pi)) with w = (truth - mu) / sigma
@@ -264,7 +273,7 @@ def crps_normal(mu, sigma, truth) -> np.ndarray:
     return rescaled(out, scale, "crps_normal")
 
 
-def one_per_event(values) -> np.ndarray:
+def one_per_event(values: ArrayLike) -> np.ndarray:
     """One reconstruction per event: the first sample of ``(n, m, d)`` samples, or ``(n, d)``
     point predictions as they are (one sample of a sampler is a draw from its posterior: for a calibrated
     sampler it is distributed as the truth, Gneiting, Balabdaoui and Raftery 2007, *J. R. Statist. Soc. B* 69).
@@ -276,16 +285,17 @@ def one_per_event(values) -> np.ndarray:
     return values[:, 0] if values.ndim == 3 else values
 
 
-def per_event_scores(pred, truth) -> dict[str, np.ndarray]:
+def scores_reconstruction(pred: ArrayLike, truth: ArrayLike) -> dict[str, np.ndarray]:
     """Per-event scores of a reconstruction of ``truth`` ``(n, d)``, each the mean over the d components.
 
     ``pred`` is ``(n, d)`` point predictions or ``(n, m, d)`` samples. Returns ``{"sq": squared
     error, "mae": absolute error, "crps": CRPS}``: the errors are those of one reconstruction per
     event (:func:`one_per_event`); the CRPS is the fair ensemble estimator for samples and the
     absolute error for a point prediction (the CRPS of a point mass; Gneiting and Raftery 2007, eq. 21
-    with X = x̂ almost surely).
+    with X = x̂ almost surely). Named ``scores_reconstruction`` after the scheme ``<score>_<input kind>``: it
+    returns several scores of one input kind, the reconstruction (samples or points).
 
-    >>> {k: v.tolist() for k, v in per_event_scores([[1.0, 3.0]], [[0.0, 0.0]]).items()}
+    >>> {k: v.tolist() for k, v in scores_reconstruction([[1.0, 3.0]], [[0.0, 0.0]]).items()}
     {'sq': [5.0], 'mae': [2.0], 'crps': [2.0]}
     """
     truth = finite_array(truth, "truth", (2,))
@@ -295,17 +305,17 @@ def per_event_scores(pred, truth) -> dict[str, np.ndarray]:
                          f"got {pred.shape}")
     k = power_of_two_scale(pred, truth)  # exact; keeps the squares of huge or tiny values in range
     one, t = one_per_event(pred) / k, truth / k
-    crps_ = np.abs(one - t) if pred.ndim == 2 else crps(pred / k, t, estimator="fair")
+    crps_ = np.abs(one - t) if pred.ndim == 2 else crps_ensemble(pred / k, t, estimator="fair")
     return {"sq": rescaled(((one - t) ** 2).mean(axis=1), k * k, "sq"),
             "mae": rescaled(np.abs(one - t).mean(axis=1), k, "mae"), "crps": rescaled(crps_.mean(axis=1), k, "crps")}
 
 
-def joint_energy_score(pred, truth) -> np.ndarray:
+def energy_score_reconstruction(pred: ArrayLike, truth: ArrayLike) -> np.ndarray:
     """Per-event energy score of ``(n, m, d)`` samples (fair estimator) or of ``(n, d)`` point
     predictions, for which it is the Euclidean distance to ``truth`` ``(n, d)`` (a point mass; Gneiting
     and Raftery 2007, eq. 22).
 
-    >>> joint_energy_score([[3.0, 4.0]], [[0.0, 0.0]]).tolist()
+    >>> energy_score_reconstruction([[3.0, 4.0]], [[0.0, 0.0]]).tolist()
     [5.0]
     """
     pred = finite_array(pred, "pred", (2, 3))
@@ -314,4 +324,11 @@ def joint_energy_score(pred, truth) -> np.ndarray:
         if pred.shape != truth.shape:
             raise ValueError(f"pred {pred.shape} and truth {truth.shape} must have the same shape")
         return np.linalg.norm(pred - truth, axis=-1)
-    return energy_score(pred, truth, estimator="fair")
+    return energy_score_ensemble(pred, truth, estimator="fair")
+
+
+# the names before 0.3.0, deprecated (issue 40): removed in 0.4.0
+crps = deprecated_alias(crps_ensemble, "crps")
+energy_score = deprecated_alias(energy_score_ensemble, "energy_score")
+joint_energy_score = deprecated_alias(energy_score_reconstruction, "joint_energy_score")
+per_event_scores = deprecated_alias(scores_reconstruction, "per_event_scores")

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
+from .._deprecation import deprecated_attribute, renamed_keywords
 from ._validation import finite_array, positive_int
 from .uncertainty import bootstrap_weights
 
@@ -24,11 +26,11 @@ def _edges(p: np.ndarray, t: np.ndarray, bins, value_range) -> np.ndarray:
             return np.linspace(lo, hi, int(bins) + 1)
         if np.ptp(t) == 0:
             raise ValueError(
-                f"true_values: constant (all {t[0]:g}), quantile bins are degenerate; pass explicit bin edges"
+                f"truth: constant (all {t[0]:g}), quantile bins are degenerate; pass explicit bin edges"
             )
         edges = np.unique(np.quantile(np.concatenate([p, t]), np.linspace(0.0, 1.0, int(bins) + 1)))
         if edges.size < 3:
-            raise ValueError("pred_values and true_values: fewer than two distinct quantile bins; pass explicit bin edges")
+            raise ValueError("samples and truth: fewer than two distinct quantile bins; pass explicit bin edges")
         return edges
     if value_range is not None:
         raise ValueError("value_range: only meaningful with an integer number of bins")
@@ -46,15 +48,15 @@ def _bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return idx
 
 
-def _binned(pred_values, true_values, bins, value_range):
-    p = finite_array(pred_values, "pred_values", (1,))
-    t = finite_array(true_values, "true_values", (1,))
+def _binned(samples, truth, bins, value_range):
+    p = finite_array(samples, "samples", (1,))
+    t = finite_array(truth, "truth", (1,))
     edges = _edges(p, t, bins, value_range)
     bp, bt = _bin_index(p, edges), _bin_index(t, edges)
     inside = ((bp > 0) & (bp < edges.size)).any() or ((bt > 0) & (bt < edges.size)).any()
     if not inside:
         raise ValueError(
-            f"bins/value_range: no pred_values or true_values inside [{edges[0]:g}, {edges[-1]:g}]"
+            f"bins/value_range: no samples or truth inside [{edges[0]:g}, {edges[-1]:g}]"
         )
     return p, t, edges, bp, bt
 
@@ -70,12 +72,14 @@ def _chi2_from_counts(hp: np.ndarray, ht: np.ndarray) -> tuple[np.ndarray, np.nd
     return chi2, np.count_nonzero(tot, axis=-1) - 1
 
 
-def chi2_spectrum(pred_values, true_values, bins=20, value_range=None) -> tuple[float, int]:
+@renamed_keywords(pred_values="samples", true_values="truth")
+def chi2_spectrum(samples: ArrayLike, truth: ArrayLike, bins: int | ArrayLike = 20,
+                  value_range: tuple[float, float] | None = None) -> tuple[float, int]:
     """Binned two-sample chi-square between a reconstructed and the true marginal distribution.
 
     Parameters
     ----------
-    pred_values, true_values : 1-D arrays
+    samples, truth : 1-D arrays: the model's draws (one per event, or pooled) and the truths
         Reconstructed and true values of one quantity; the sample sizes N_P and N_T may differ.
     bins : int or 1-D array of edges
         An int means that many quantile bins of the pooled sample (pred and truth together, so
@@ -105,7 +109,7 @@ def chi2_spectrum(pred_values, true_values, bins=20, value_range=None) -> tuple[
     >>> chi2_spectrum([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 2], bins=np.array([0.5, 1.5]))
     (0.5333333333333333, 2)
     """
-    stat = spectrum_test(pred_values, true_values, bins=bins, value_range=value_range, n_perm=0)
+    stat = spectrum_test(samples, truth, bins=bins, value_range=value_range, n_resamples=0)
     return stat.chi2, stat.ndf
 
 
@@ -117,25 +121,30 @@ class SpectrumTest:
     ndf: int
     pvalue: float
     pvalue_exchange: float
-    n_perm: int
+    n_resamples: int
+
+    n_perm = deprecated_attribute("n_resamples", "n_perm")  # the field's name before 0.3.0
 
     @property
     def chi2_ndf(self) -> float:
         return self.chi2 / self.ndf
 
 
-def spectrum_test(pred_values, true_values, *, bins=20, value_range=None, n_perm: int = 1000,
+@renamed_keywords(pred_values="samples", true_values="truth", n_perm="n_resamples")
+def spectrum_test(samples: ArrayLike, truth: ArrayLike, *, bins: int | ArrayLike = 20,
+                  value_range: tuple[float, float] | None = None, n_resamples: int = 1000,
                   seed: int = 0) -> SpectrumTest:
     """Two-sample test of a reconstructed spectrum against the true one.
 
     Parameters
     ----------
-    pred_values, true_values : 1-D arrays (same length, event by event, when ``n_perm > 0``)
+    samples, truth : 1-D arrays, the model's draws and the truths (same length, one draw per event, when
+        ``n_resamples > 0``)
         For a sampler pass ONE draw per event (e.g. the first sample); the exchange p-value is
         exact only then.
     bins, value_range : as :func:`chi2_spectrum` (pooled quantile bins are invariant under the
         exchange, so the permutation distribution is exact with them too).
-    n_perm : random exchanges for ``pvalue_exchange`` (0 skips it: NaN)
+    n_resamples : random exchanges for ``pvalue_exchange`` (0 skips it: NaN)
     seed : seed of the exchanges
 
     Returns
@@ -144,7 +153,7 @@ def spectrum_test(pred_values, true_values, *, bins=20, value_range=None, n_perm
         ``chi2``, ``ndf``: as :func:`chi2_spectrum`;
         ``pvalue``: chi-square(ndf) survival at chi2, valid for independent samples (for
         histograms of the same events it is conservative: they fluctuate together);
-        ``pvalue_exchange``: (1 + #{chi2* >= chi2}) / (1 + n_perm), where chi2* is recomputed after
+        ``pvalue_exchange``: (1 + #{chi2* >= chi2}) / (1 + n_resamples), where chi2* is recomputed after
         swapping truth and prediction within each event independently with probability 1/2.
         When the prediction is a draw from the posterior given the event's observation, truth and
         draw are exchangeable and this p-value is exact (uniform under that null).
@@ -156,37 +165,37 @@ def spectrum_test(pred_values, true_values, *, bins=20, value_range=None, n_perm
 
     >>> rng = np.random.default_rng(0)
     >>> truth, wide, same = rng.normal(size=2000), 1.5 * rng.normal(size=2000), rng.normal(size=2000)
-    >>> spectrum_test(wide, truth, n_perm=200).pvalue_exchange < 0.05
+    >>> spectrum_test(wide, truth, n_resamples=200).pvalue_exchange < 0.05
     True
-    >>> spectrum_test(same, truth, n_perm=200).pvalue_exchange > 0.05
+    >>> spectrum_test(same, truth, n_resamples=200).pvalue_exchange > 0.05
     True
     """
-    n_perm = positive_int(n_perm, "n_perm", minimum=0)
-    p, t, edges, bp, bt = _binned(pred_values, true_values, bins, value_range)
+    n_resamples = positive_int(n_resamples, "n_resamples", minimum=0)
+    p, t, edges, bp, bt = _binned(samples, truth, bins, value_range)
     k = edges.size + 1  # underflow, k - 2 bins, overflow
     hp, ht = np.bincount(bp, minlength=k), np.bincount(bt, minlength=k)
     chi2, ndf = _chi2_from_counts(hp, ht)
     if ndf < 1:
-        raise ValueError("pred_values and true_values: fewer than two non-empty bins, no spectrum to compare")
+        raise ValueError("samples and truth: fewer than two non-empty bins, no spectrum to compare")
     pvalue = float(stats.chi2.sf(chi2, ndf))
     p_exchange = float("nan")
-    if n_perm > 0:
+    if n_resamples > 0:
         if p.size != t.size:
             raise ValueError(
-                f"pred_values and true_values: the exchange test needs one prediction per event, got {p.size} vs {t.size}"
+                f"samples and truth: the exchange test needs one prediction per event, got {p.size} vs {t.size}"
             )
-        p_exchange = _exchange_pvalue(bp, bt, hp, ht, float(chi2), k, n_perm, seed)
-    return SpectrumTest(float(chi2), int(ndf), pvalue, p_exchange, n_perm)
+        p_exchange = _exchange_pvalue(bp, bt, hp, ht, float(chi2), k, n_resamples, seed)
+    return SpectrumTest(float(chi2), int(ndf), pvalue, p_exchange, n_resamples)
 
 
-def _exchange_pvalue(bp, bt, hp, ht, chi2, k, n_perm, seed, chunk: int = 64) -> float:
+def _exchange_pvalue(bp, bt, hp, ht, chi2, k, n_resamples, seed, chunk: int = 64) -> float:
     """Per-event random swaps of (pred, truth) bins; only events in different bins matter."""
     rng = np.random.default_rng(seed)
     differ = bp != bt
     fp, ft = bp[differ], bt[differ]
     exceed = 0
-    for start in range(0, n_perm, chunk):
-        r = min(chunk, n_perm - start)
+    for start in range(0, n_resamples, chunk):
+        r = min(chunk, n_resamples - start)
         swap = rng.random((r, fp.size)) < 0.5
         rows = np.arange(r)[:, None] * k
         # swapping moves one count from fp to ft in the prediction histogram (and back in the truth's)
@@ -196,41 +205,43 @@ def _exchange_pvalue(bp, bt, hp, ht, chi2, k, n_perm, seed, chunk: int = 64) -> 
         ht_star = ht[None, :] + moved_from - moved_to
         stat, _ = _chi2_from_counts(hp_star, ht_star)
         exceed += int(np.count_nonzero(stat >= chi2 * (1 - 1e-12)))
-    return (1 + exceed) / (1 + n_perm)
+    return (1 + exceed) / (1 + n_resamples)
 
 
-def chi2_spectrum_replicates(pred_values, true_values, *, bins=20, value_range=None, n_boot: int = 1000,
+@renamed_keywords(pred_values="samples", true_values="truth", n_boot="n_resamples")
+def chi2_spectrum_replicates(samples: ArrayLike, truth: ArrayLike, *, bins: int | ArrayLike = 20,
+                             value_range: tuple[float, float] | None = None, n_resamples: int = 1000,
                              seed: int = 0) -> np.ndarray:
-    """chi2/ndf of the spectrum on ``n_boot`` bootstrap resamples of the events (pairs kept).
+    """chi2/ndf of the spectrum on ``n_resamples`` bootstrap resamples of the events (pairs kept).
 
     The bins are those of the full sample (as :func:`chi2_spectrum` builds them) and stay fixed;
     the resamples are those of :func:`~posteval.metrics.uncertainty.bootstrap_weights` with the same
     ``seed``, hence paired with :func:`~posteval.metrics.uncertainty.bootstrap_means` and
-    ``protocol_report(..., ci=, seed=)`` replicates on the same events. For the spread of chi2/ndf
+    ``protocol_report(..., level=, seed=)`` replicates on the same events. For the spread of chi2/ndf
     (e.g. over seeds and events, :func:`~posteval.metrics.intervals.replicate_interval`); a resample
     repeats events, so the replicates lie above chi2/ndf for a good reconstruction: use them for
     the spread, not the centre.
 
     Returns
     -------
-    (n_boot,) chi2/ndf of each resample
+    (n_resamples,) chi2/ndf of each resample
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (the bootstrap estimate
     of a statistic's spread), applied to the statistic of :func:`chi2_spectrum`.
 
     >>> rng = np.random.default_rng(0)
-    >>> reps = chi2_spectrum_replicates(1.5 * rng.normal(size=2000), rng.normal(size=2000), n_boot=50)
+    >>> reps = chi2_spectrum_replicates(1.5 * rng.normal(size=2000), rng.normal(size=2000), n_resamples=50)
     >>> reps.shape, bool((reps > 1).all())  # a spectrum 1.5 times too wide: chi2/ndf far above 1 in every resample
     ((50,), True)
     """
 
-    p, t, edges, bp, bt = _binned(pred_values, true_values, bins, value_range)
+    p, t, edges, bp, bt = _binned(samples, truth, bins, value_range)
     k = edges.size + 1
     n = p.size
     if t.size != n:
-        raise ValueError(f"pred_values and true_values: resampling events needs one prediction per event, got {n} vs {t.size}")
+        raise ValueError(f"samples and truth: resampling events needs one prediction per event, got {n} vs {t.size}")
     out = []
-    for w in bootstrap_weights(n, n_boot=n_boot, seed=seed):
+    for w in bootstrap_weights(n, n_resamples=n_resamples, seed=seed):
         hp = np.stack([np.bincount(bp, weights=row, minlength=k) for row in w])
         ht = np.stack([np.bincount(bt, weights=row, minlength=k) for row in w])
         chi2, ndf = _chi2_from_counts(hp, ht)

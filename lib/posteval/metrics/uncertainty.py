@@ -17,17 +17,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
+from .._deprecation import deprecated_attribute, renamed_keywords
 from ._validation import (finite_array, level_value, point_pair, positive_int, power_of_two_scale, replicate_array,
                           rescaled, samples_truth, seed_value)
-from .scores import crps, energy_score
+from .scores import crps_ensemble, energy_score_ensemble
 
 
-def _ci(ci: float) -> float:
-    return level_value(ci, "ci")
+def _ci(level: float) -> float:
+    return level_value(level, "level")
 
 
-def bootstrap_weights(n_events: int, *, n_boot: int = 1000, seed: int = 0, chunk: int = 50) -> Iterator[np.ndarray]:
-    """Event multiplicities of `n_boot` bootstrap resamples of n_events, in chunks (r, n_events).
+@renamed_keywords(n_boot="n_resamples")
+def bootstrap_weights(n_events: int, *, n_resamples: int = 1000, seed: int = 0, chunk: int = 50) -> Iterator[np.ndarray]:
+    """Event multiplicities of `n_resamples` bootstrap resamples of n_events, in chunks (r, n_events).
 
     Row b counts how often each event is drawn in resample b (draws with replacement, total
     n_events): (w_b1..w_bn) ~ Multinomial(n, (1/n, .., 1/n)). The same seed gives the same resamples, so
@@ -38,12 +40,12 @@ def bootstrap_weights(n_events: int, *, n_boot: int = 1000, seed: int = 0, chunk
 
     Example
     -------
-    >>> chunks = list(bootstrap_weights(4, n_boot=3))
+    >>> chunks = list(bootstrap_weights(4, n_resamples=3))
     >>> len(chunks), chunks[0].shape, chunks[0].sum(axis=1).tolist()
     (1, (3, 4), [4.0, 4.0, 4.0])
     """
     n = positive_int(n_events, "n_events")
-    b = positive_int(n_boot, "n_boot", minimum=2)
+    b = positive_int(n_resamples, "n_resamples", minimum=2)
     rng = np.random.default_rng(seed_value(seed))
     for start in range(0, b, chunk):
         r = min(chunk, b - start)
@@ -64,8 +66,9 @@ def _as_matrix(values, name: str):
     return (arr[:, None], True) if arr.ndim == 1 else (arr, False)
 
 
+@renamed_keywords(n_boot="n_resamples")
 def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Sequence[ArrayLike | sparse.spmatrix],
-                    *, n_boot: int = 1000, seed: int = 0) -> np.ndarray | list[np.ndarray]:
+                    *, n_resamples: int = 1000, seed: int = 0) -> np.ndarray | list[np.ndarray]:
     """Column means of `values` over bootstrap resamples of its rows (events), paired across columns:
     mean*_bk = (1/n) sum_i w_bi v_ik with the multiplicities w_bi of :func:`bootstrap_weights`.
 
@@ -74,11 +77,11 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     values : (n,) or (n, k) per-event values (a dense array or a scipy sparse matrix, e.g. one-hot
         bin indicators); columns may be different metrics, models or training seeds. A list of
         such arrays (same n) is resampled with the same events for all of them.
-    n_boot, seed : number of resamples and their seed
+    n_resamples, seed : number of resamples and their seed
 
     Returns
     -------
-    (n_boot,) or (n_boot, k) resampled means (a list of them for a list input); every column uses
+    (n_resamples,) or (n_resamples, k) resampled means (a list of them for a list input); every column uses
     the same resampled events.
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (bootstrap
@@ -87,9 +90,9 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     Example: the three resamples of :func:`bootstrap_weights` above, multiplicities (0, 1, 2, 1),
     (3, 1, 0, 0) and (1, 0, 1, 2). A list (or tuple) is read as several arrays resampled alike:
 
-    >>> bootstrap_means(np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]]), n_boot=3).tolist()
+    >>> bootstrap_means(np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0], [4.0, 40.0]]), n_resamples=3).tolist()
     [[3.0, 30.0], [1.25, 12.5], [3.0, 30.0]]
-    >>> [b.tolist() for b in bootstrap_means([np.arange(1.0, 5.0), np.ones(4)], n_boot=3)]
+    >>> [b.tolist() for b in bootstrap_means([np.arange(1.0, 5.0), np.ones(4)], n_resamples=3)]
     [[3.0, 1.25, 3.0], [1.0, 1.0, 1.0]]
     """
     many = isinstance(values, (list, tuple))
@@ -98,7 +101,7 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     if any(mat.shape[0] != n for mat, _ in blocks):
         raise ValueError(f"values: every array needs the same number of events, got {[m.shape[0] for m, _ in blocks]}")
     out = [[] for _ in blocks]
-    for w in bootstrap_weights(n, n_boot=n_boot, seed=seed):
+    for w in bootstrap_weights(n, n_resamples=n_resamples, seed=seed):
         for acc, (mat, _) in zip(out, blocks):
             if sparse.issparse(mat):
                 acc.append(np.asarray((mat.T @ w.T.astype(mat.dtype)).T, dtype=float) / n)
@@ -109,31 +112,32 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     return res if many else res[0]
 
 
-def _percentile(rep: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
-    a = (1 - ci) / 2
+def _percentile(rep: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    a = (1 - level) / 2
     lo, hi = np.quantile(rep, [a, 1 - a], axis=0)
     return lo, hi
 
 
-def percentile_interval(replicates: ArrayLike, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+@renamed_keywords(ci="level")
+def percentile_interval(replicates: ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Equal-tailed percentile interval of bootstrap replicates along axis 0 (at least 2, finite):
-    (Q*((1 - ci) / 2), Q*((1 + ci) / 2)), Q* the (linearly interpolated) quantile of the replicates.
+    (Q*((1 - level) / 2), Q*((1 + level) / 2)), Q* the (linearly interpolated) quantile of the replicates.
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (the percentile
     interval).
 
     Example
     -------
-    >>> [round(float(v), 3) for v in percentile_interval(np.arange(101.0), ci=0.9)]
+    >>> [round(float(v), 3) for v in percentile_interval(np.arange(101.0), level=0.9)]
     [5.0, 95.0]
     """
-    return _percentile(replicate_array(replicates), _ci(ci))
+    return _percentile(replicate_array(replicates), _ci(level))
 
 
 def bootstrap_pvalue(replicates: ArrayLike, null: float = 0.0) -> np.ndarray | float:
     """Two-sided bootstrap p-value of `null` for a statistic with these replicates (axis 0):
-    2 min(#{rep <= null} + 1, #{rep >= null} + 1) / (n_boot + 1), capped at 1. It is below
-    1 - ci exactly when `null` lies outside the percentile interval (up to the +1). The
+    2 min(#{rep <= null} + 1, #{rep >= null} + 1) / (n_resamples + 1), capped at 1. It is below
+    1 - level exactly when `null` lies outside the percentile interval (up to the +1). The
     replicates must be at least 2 and finite.
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 16 (bootstrap
@@ -213,9 +217,9 @@ def _scaled_event_scores(p, t, metric, estimator, name, k):
         if not is_samples:
             samples_truth(p[:, None], t, (name, "truth"))
             return np.linalg.norm((p - t).reshape(len(t), -1), axis=1), back
-        return energy_score(p, t, estimator=estimator), back
+        return energy_score_ensemble(p, t, estimator=estimator), back
     if is_samples and metric == "crps":
-        return crps(p, t, estimator=estimator), back
+        return crps_ensemble(p, t, estimator=estimator), back
     if is_samples:
         raise ValueError(f"{name}: {metric} needs point predictions (n[, d]), got samples {p.shape}")
     pp, tt = point_pair(p, t, (name, "truth"))
@@ -233,11 +237,14 @@ class Comparison:
     hi: float | np.ndarray
     pvalue: float | np.ndarray
     metric: str
-    n_boot: int
+    n_resamples: int
+
+    n_boot = deprecated_attribute("n_resamples", "n_boot")  # the field's name before 0.3.0
 
 
+@renamed_keywords(ci="level", n_boot="n_resamples")
 def compare(a: ArrayLike, b: ArrayLike, truth: ArrayLike, *, metric: str = "crps", estimator: str = "nrg",
-            ci: float = 0.95, n_boot: int = 1000, seed: int = 0) -> Comparison:
+            level: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> Comparison:
     """Paired comparison of two models' metric on the same events: diff = metric(a) - metric(b), and the
     same difference on each bootstrap resample of the events (one resample for both models).
 
@@ -246,7 +253,7 @@ def compare(a: ArrayLike, b: ArrayLike, truth: ArrayLike, *, metric: str = "crps
     a, b : predictions of the two models (samples or points, as :func:`event_scores`)
     truth : (n,) or (n, d): per-dimension results for (n, d) except the energy score
     metric, estimator : as :func:`event_scores`
-    ci, n_boot, seed : interval level, bootstrap resamples (the same events for a and b) and seed
+    level, n_resamples, seed : interval level, bootstrap resamples (the same events for a and b) and seed
 
     Returns
     -------
@@ -263,11 +270,11 @@ def compare(a: ArrayLike, b: ArrayLike, truth: ArrayLike, *, metric: str = "crps
     >>> rng = np.random.default_rng(0)
     >>> truth = rng.normal(size=500)
     >>> a = truth[:, None] + rng.normal(size=(500, 16)); b = truth[:, None] + 2 * rng.normal(size=(500, 16))
-    >>> res = compare(a, b, truth, n_boot=200)
+    >>> res = compare(a, b, truth, n_resamples=200)
     >>> round(res.diff, 3), res.hi < 0, round(res.pvalue, 3)
     (-0.258, True, 0.01)
     """
-    ci = _ci(ci)
+    level = _ci(level)
     t = finite_array(truth, "truth", (1, 2))
     pa = finite_array(a, "a", (t.ndim, t.ndim + 1))
     pb = finite_array(b, "b", (t.ndim, t.ndim + 1))
@@ -276,10 +283,10 @@ def compare(a: ArrayLike, b: ArrayLike, truth: ArrayLike, *, metric: str = "crps
     vb, _ = _scaled_event_scores(pb, t, metric, estimator, "b", scale)
     k = 1 if va.ndim == 1 else va.shape[1]
     both = np.concatenate([va.reshape(len(va), k), vb.reshape(len(vb), k)], axis=1)
-    reps = bootstrap_means(both, n_boot=n_boot, seed=seed)
+    reps = bootstrap_means(both, n_resamples=n_resamples, seed=seed)
     rep_diff = fin(reps[:, :k]) - fin(reps[:, k:])
     diff = fin(both[:, :k].mean(axis=0)) - fin(both[:, k:].mean(axis=0))
-    lo, hi = percentile_interval(rep_diff, ci)
+    lo, hi = percentile_interval(rep_diff, level)
     pvalue = bootstrap_pvalue(rep_diff)
     squeeze = (lambda x: float(np.asarray(x).ravel()[0])) if k == 1 else (lambda x: np.asarray(x))
-    return Comparison(squeeze(diff), squeeze(lo), squeeze(hi), squeeze(pvalue), metric, int(n_boot))
+    return Comparison(squeeze(diff), squeeze(lo), squeeze(hi), squeeze(pvalue), metric, int(n_resamples))

@@ -13,6 +13,7 @@ import pandas as pd
 import seaborn as sns
 
 from posteval import metrics, numformat
+from posteval._deprecation import renamed_keywords
 from posteval.plotting import palette as _palette
 
 __all__ = ["line_colours", "set_theme", "spectrum_with_ratio", "ratio_band", "clip_spikes", "coverage_axes",
@@ -111,12 +112,13 @@ def spectrum_with_ratio(
     return edges
 
 
+@renamed_keywords(ci="level")
 def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, title: str | None = None,
                   colours: Mapping[str, str] | None = None, n_events: int | None = None,
-                  m_samples: int | None = None, ci: float = 0.95, legend: bool | str = "right") -> None:
+                  m_samples: int | None = None, level: float = 0.95, legend: bool | str = "right") -> None:
     """Coverage minus nominal against nominal coverage for each named curve, zero being calibrated.
 
-    Given `n_events` (the events behind each curve), a grey band shows the central `ci` range of a
+    Given `n_events` (the events behind each curve), a grey band shows the central `level` range of a
     perfectly calibrated forecast's deviation (:func:`posteval.metrics.coverage_band`; with
     `m_samples`, that of an exact sampler with m samples, discreteness included). Curves whose
     name contains "conformal" are dashed. The legend sits outside the axes, to the right
@@ -126,10 +128,10 @@ def coverage_axes(ax, levels: np.ndarray, curves: Mapping[str, np.ndarray], *, t
         raise ValueError(f"legend: expected True, False, 'right' or 'below', got {legend!r}")
     levels = np.asarray(levels, dtype=float)
     if n_events is not None:
-        lo, hi = metrics.coverage_band(n_events, levels, m_samples=m_samples, ci=ci)
+        lo, hi = metrics.coverage_band(n_events, levels, m_samples=m_samples, level=level)
         what = "exact sampler" if m_samples else "calibrated"
         ax.fill_between(levels, lo, hi, color="0.85", lw=0,
-                        label=f"{what}, {100 * ci:.0f} % band (n = {n_events:,})")
+                        label=f"{what}, {100 * level:.0f} % band (n = {n_events:,})")
     ax.axhline(0.0, color="black", lw=1, label="calibrated")
     line = line_colours(curves, colours)
     for name, cov in curves.items():
@@ -178,7 +180,7 @@ def protocol_figure(
         a1 = arr if truth.ndim == 1 else arr[..., dimension]
         points[name] = a1[:, 0] if is_samples else a1
         s = a1 if is_samples else a1[:, None]
-        score = metrics.crps(s, t1, estimator=crps_estimator) if is_samples else np.abs(a1 - t1)
+        score = metrics.crps_ensemble(s, t1, estimator=crps_estimator) if is_samples else np.abs(a1 - t1)
         crps_rows.append({"model": name, "CRPS": float(score.mean())})
         if is_samples:
             curves[name] = metrics.coverage_curve(s, t1, levels)

@@ -16,6 +16,7 @@ import pandas as pd
 import seaborn as sns
 
 from posteval import metrics
+from posteval._deprecation import renamed_keywords
 from posteval.plotting import line_colours, spectrum_with_ratio
 from posteval.plotting.palette import colour, colours
 
@@ -165,22 +166,23 @@ def crps_ratio_vs_samples_axes(ax, by_m: pd.DataFrame, ratios: Mapping[str, str]
     ax.legend(**_OUTSIDE)
 
 
+@renamed_keywords(ci="level")
 def conditional_coverage_axes(ax, local: pd.DataFrame, nominal: float, *, n_per_bin: int | None = None,
-                              m_samples: int | None = None, ci: float = 0.95) -> None:
+                              m_samples: int | None = None, level: float = 0.95) -> None:
     """Coverage minus nominal of one interval level in bins of a covariate, one line per model.
 
     local : DataFrame of coverages (index: bin centre label, columns: curve names, e.g. the
         output of :func:`posteval.metrics.local_coverage`)
-    n_per_bin, m_samples : events per bin and samples per event of the exact sampler whose `ci`
+    n_per_bin, m_samples : events per bin and samples per event of the exact sampler whose `level`
         band (:func:`posteval.metrics.coverage_band`) is shaded; no band without `n_per_bin`
     """
     if not 0 < nominal < 1:
         raise ValueError(f"nominal: expected a level in (0, 1), got {nominal!r}")
     x = np.arange(len(local))
     if n_per_bin is not None:
-        lo, hi = metrics.coverage_band(n_per_bin, [nominal], m_samples=m_samples, ci=ci)
+        lo, hi = metrics.coverage_band(n_per_bin, [nominal], m_samples=m_samples, level=level)
         ax.axhspan(lo[0], hi[0], color="0.85", lw=0,
-                   label=f"exact sampler, {100 * ci:.0f} % band (n = {n_per_bin:,})")
+                   label=f"exact sampler, {100 * level:.0f} % band (n = {n_per_bin:,})")
     ax.axhline(0.0, color="black", lw=1, label="calibrated")
     line = line_colours(local.columns)
     for name in local.columns:

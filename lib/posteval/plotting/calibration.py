@@ -19,7 +19,7 @@ Example
 >>> from posteval.metrics import rank_histogram
 >>> rng = np.random.default_rng(0); t = rng.normal(size=(200, 1)); s = rng.normal(size=(200, 31, 1))
 >>> fig, ax = plt.subplots()
->>> rank_ecdf_axes(ax, {"exact": rank_histogram(s, t, sims=200)}, "dim0")
+>>> rank_ecdf_axes(ax, {"exact": rank_histogram(s, t, n_resamples=200)}, "dim0")
 >>> plt.close(fig)
 """
 
