@@ -524,53 +524,9 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
                    "calibration": _records(calib), "joint_calibration": _records(joint), "notes": notes,
                    "provenance": prov}
         (tmp / "protocol.json").write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
-        md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
-              "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
-              "## Joint calibration", "", markdown_table(joint) if len(joint) else "(no sampler)\n",
-              "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], "",
-              "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
-        (tmp / "protocol.md").write_text("\n".join(md))
-        plotting.set_theme()
-        colours = user_colours(list(values))
-        figures, n = [], inputs.truth.shape[0]
-        t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
-        m_set = {v.m for v in samplers.values()}
-        for j, dim in enumerate(inputs.dim_names):
-            curves = {}
-            for name, v in values.items():
-                for codes, label in ((v.raw_codes, name), (v.conformal_codes, f"{name} (conformal)")):
-                    if codes is not None:
-                        curves[label] = np.cumsum(np.bincount(codes[:, j], minlength=levels.size + 1))[:-1] / n
-            safe = _mathtext_safe
-            fig = plotting.protocol_panels(t2[:, j], {safe(k): v.point[:, j] for k, v in values.items()},
-                                           {safe(k): float(v.crps[:, j].mean()) for k, v in values.items()},
-                                           {safe(k): c for k, c in curves.items()}, levels=levels,
-                                           quantity=safe(dim), m_samples=m_set.pop() if len(m_set) == 1 else None,
-                                           colours={safe(k): c for k, c in colours.items()})
-            path = tmp / f"protocol_{j}_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
-            fig.savefig(path, dpi=110, metadata={"Software": f"posteval {prov['posteval_version']}",
-                                                 "Description": f"{prov['command']} ({prov['date']})"})
-            plt.close(fig)
-            figures.append((f"The protocol on {dim}: spectrum of one value per event against the truth, mean CRPS, "
-                            f"coverage minus nominal with the band of an exact sampler.", path))
-        sections = [("Leads: is the best model's lead resolved?", leads,
-                     f"Difference = best − other (lower is better), its {args.level:g} percentile interval from "
-                     f"{args.n_resamples} paired bootstrap resamples of the test events, p from the bootstrap standard "
-                     f"error, Holm-adjusted over all {len(leads)} leads."),
-                    ("Calibration of the samplers", calib,
-                     "Coverage deviation = mean over the levels of coverage − that of an exact sampler with the same "
-                     "draws, its interval over events, and the margin within which an exact sampler of the same "
-                     "events and draws falls in 99 % of simulations (calibrated: |deviation| + half-width ≤ margin; "
-                     "under-covers: intervals too narrow; over-covers: too wide). Beside it the raw coverage error "
-                     "(maximum |coverage − nominal|) and the 95 % quantile of an exact sampler's."),
-                    ("Joint calibration over all dimensions", joint,
-                     "TARP error = max |expected coverage − credibility| of the regions around random reference "
-                     "points (it sees correlations between dimensions), against the 95 % quantile of an exact "
-                     "sampler's; spread-skill ratio = sqrt((1 + 1/m) mean ensemble variance / mean squared error of "
-                     "the ensemble mean), 1 when the spread tracks the error, below 1 when over-confident. A model "
-                     "that ignores the data can pass both: read them beside the CRPS."),
-                    ("Protocol table", table, "One row per model and dimension; intervals from the paired bootstrap.")]
-        sections = [sec for sec in sections if len(sec[1])]
+        (tmp / "protocol.md").write_text(_markdown(summary, leads, calib, joint, table, notes, prov))
+        figures = _figures(inputs, values, levels, tmp, prov)
+        sections = _sections(args, leads, calib, joint, table)
         page = report_page.html_page(title="Evaluation protocol report", summary=summary, sections=sections,
                                      figures=[(cap, p.read_bytes()) for cap, p in figures], provenance=prov, notes=notes)
         (tmp / "report.html").write_text(page)
@@ -582,6 +538,69 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return files, summary
+
+
+def _markdown(summary, leads, calib, joint, table, notes, prov) -> str:
+    """The text of ``protocol.md``."""
+    md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
+          "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
+          "## Joint calibration", "", markdown_table(joint) if len(joint) else "(no sampler)\n",
+          "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], "",
+          "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
+    return "\n".join(md)
+
+
+def _figures(inputs: Inputs, values, levels: np.ndarray, tmp: Path, prov: dict) -> list[tuple[str, Path]]:
+    """One protocol figure per dimension, written as PNG into ``tmp``: (caption, path) each."""
+    samplers = {n: v for n, v in values.items() if v.kind == "samples"}
+    plotting.set_theme()
+    colours = user_colours(list(values))
+    figures, n = [], inputs.truth.shape[0]
+    t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
+    m_set = {v.m for v in samplers.values()}
+    m_samples = next(iter(m_set)) if len(m_set) == 1 else None  # one m for every panel (pop() gave only the first)
+    for j, dim in enumerate(inputs.dim_names):
+        curves = {}
+        for name, v in values.items():
+            for codes, label in ((v.raw_codes, name), (v.conformal_codes, f"{name} (conformal)")):
+                if codes is not None:
+                    curves[label] = np.cumsum(np.bincount(codes[:, j], minlength=levels.size + 1))[:-1] / n
+        safe = _mathtext_safe
+        fig = plotting.protocol_panels(t2[:, j], {safe(k): v.point[:, j] for k, v in values.items()},
+                                       {safe(k): float(v.crps[:, j].mean()) for k, v in values.items()},
+                                       {safe(k): c for k, c in curves.items()}, levels=levels,
+                                       quantity=safe(dim), m_samples=m_samples,
+                                       colours={safe(k): c for k, c in colours.items()})
+        path = tmp / f"protocol_{j}_{''.join(c if c.isalnum() or c in '-_' else '_' for c in dim)}.png"
+        fig.savefig(path, dpi=110, metadata={"Software": f"posteval {prov['posteval_version']}",
+                                             "Description": f"{prov['command']} ({prov['date']})"})
+        plt.close(fig)
+        figures.append((f"The protocol on {dim}: spectrum of one value per event against the truth, mean CRPS, "
+                        f"coverage minus nominal with the band of an exact sampler.", path))
+    return figures
+
+
+def _sections(args: argparse.Namespace, leads, calib, joint, table) -> list:
+    """The HTML page's sections (title, table, how to read it), the empty ones left out."""
+    sections = [("Leads: is the best model's lead resolved?", leads,
+                 f"Difference = best − other (lower is better), its {args.level:g} percentile interval from "
+                 f"{args.n_resamples} paired bootstrap resamples of the test events, p from the bootstrap standard "
+                 f"error, Holm-adjusted over all {len(leads)} leads."),
+                ("Calibration of the samplers", calib,
+                 "Coverage deviation = mean over the levels of coverage − that of an exact sampler with the same "
+                 "draws, its interval over events, and the margin within which an exact sampler of the same "
+                 "events and draws falls in 99 % of simulations (calibrated: |deviation| + half-width ≤ margin; "
+                 "under-covers: intervals too narrow; over-covers: too wide). Beside it the raw coverage error "
+                 "(maximum |coverage − nominal|) and the 95 % quantile of an exact sampler's."),
+                ("Joint calibration over all dimensions", joint,
+                 "TARP error = max |expected coverage − credibility| of the regions around random reference "
+                 "points (it sees correlations between dimensions), against the 95 % quantile of an exact "
+                 "sampler's; spread-skill ratio = sqrt((1 + 1/m) mean ensemble variance / mean squared error of "
+                 "the ensemble mean), 1 when the spread tracks the error, below 1 when over-confident. A model "
+                 "that ignores the data can pass both: read them beside the CRPS."),
+                ("Protocol table", table, "One row per model and dimension; intervals from the paired bootstrap.")]
+    sections = [sec for sec in sections if len(sec[1])]
+    return sections
 
 
 def _mathtext_safe(text: str) -> str:

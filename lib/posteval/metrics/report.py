@@ -90,6 +90,9 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
                  tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False) -> EventValues:
     """Per-event values of one model: samples ``(n, m[, d])`` or points ``(n[, d])`` against truth ``(n[, d])``.
 
+    Many parameters because each keyword switches one part of the protocol on or sets its estimator
+    (the report's command-line options, one for one); every one has a default that scores a plain sampler.
+
     CRPS per event and dimension (``crps_estimator`` for samples; the absolute error of a point
     mass), the point value (``point_from``: "sample" = the first sample, "mean" = the sample mean),
     the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
@@ -217,6 +220,9 @@ def protocol_report(
     energy_shifts: int | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The protocol table: one row per model and dimension.
+
+    Many parameters because they are the protocol's settings, one keyword per command-line option of
+    ``protocol-report`` (levels, bins, estimators, resample counts, seed); all but the inputs have defaults.
 
     Parameters
     ----------
