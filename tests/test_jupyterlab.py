@@ -372,7 +372,7 @@ def test_file_browser_lists_each_chapter_once(server):
 class Browser:
     """Headless Chromium with a DevTools connection to its page (on 127.0.0.1): navigate, run JS, screenshot."""
 
-    def __init__(self, profile: Path, width=1400, height=1000):
+    def __init__(self, profile: Path, width=1400, height=3000):
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
         assert exe, "Debian chromium is not installed (make test installs it)"
         profile.mkdir(parents=True, exist_ok=True)
@@ -472,7 +472,8 @@ PROBE = """(() => {
 
 
 def scroll_through(browser, step=0.8):
-    """Scroll the notebook view from top to bottom; what PROBE saw anywhere on the way."""
+    """Scroll the notebook view from top to bottom; what PROBE saw anywhere on the way (a window 3,000 px
+    tall takes a third of the stops, and of the pauses, of a 1,000 px one: 98 s instead of 159 s for the four chapters)."""
     seen = {"figures": {}, "tables": set(), "problems": set(), "dead": set(), "glued": 0, "equation_numbers": 0,
             "positions": 0}
     browser.js(f"{SCROLLER}.scrollTop = 0")
