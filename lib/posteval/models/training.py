@@ -18,7 +18,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field, fields
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -46,18 +46,33 @@ class TrainHistory:
         ``"epochs"`` (ran all epochs), ``"patience"`` (early stopping) or ``"max_seconds"``.
     lr : list of float
         Learning rate used in each epoch.
+
+    With a validation split, ``best_epoch`` = argmin_e val_loss[e] (the first epoch reaching the
+    minimum) and ``best_val_loss`` = val_loss[best_epoch]; without one, ``best_epoch`` is the last
+    epoch and ``best_val_loss`` is nan.
+
+    Reference: the early-stopping meta-algorithm of Goodfellow, Bengio and Courville (2016), *Deep
+    Learning*, MIT Press, Section 7.8, Algorithm 7.1, which returns the best parameters and their epoch.
+
+    Example
+    -------
+    >>> history = TrainHistory(train_loss=[1.0, 0.6, 0.5], val_loss=[0.9, 0.7, 0.8], best_epoch=1)
+    >>> history.epochs, history.best_val_loss
+    (3, 0.7)
+    >>> TrainHistory().best_val_loss  # no validation split
+    nan
     """
 
-    train_loss: list = field(default_factory=list)
-    val_loss: list = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
     best_epoch: int = -1
     seconds: float = 0.0
     stop_reason: str = "epochs"
-    lr: list = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
 
     @property
     def best_val_loss(self) -> float:
-        """Validation loss of the restored weights."""
+        """Validation loss of the restored weights, val_loss[best_epoch] (nan without validation)."""
         return self.val_loss[self.best_epoch] if self.val_loss else math.nan
 
     @property
@@ -105,6 +120,26 @@ class TrainingSettings:
         linear decay); not together with `lr_decay_patience`.
     grad_clip : float or None
         Clip the gradient norm to this value before each step.
+
+    Notes
+    -----
+    At optimizer step t, with gradient g_t of the batch loss, the learning rate is
+    eta_t = lr (times ``lr_schedule(t)`` when set, times `lr_decay_factor` per plateau of
+    `lr_decay_patience` epochs), and AdamW (PyTorch's, beta = (0.9, 0.999), eps = 1e-8) updates
+
+        g_t <- g_t min(1, grad_clip / (||g_t|| + 1e-6))                  (only with grad_clip)
+        m_t = beta1 m_{t-1} + (1 - beta1) g_t,   v_t = beta2 v_{t-1} + (1 - beta2) g_t^2,
+        theta_t = theta_{t-1} - eta_t (weight_decay theta_{t-1} + m̂_t / (sqrt(v̂_t) + eps)),
+
+    with m̂_t, v̂_t the bias-corrected moments: the weight decay is decoupled from the adaptive
+    gradient step. Training stops after `patience` epochs without a new minimum of the validation
+    loss (or after `epochs`).
+
+    References: Loshchilov and Hutter (2019), "Decoupled Weight Decay Regularization", ICLR,
+    Algorithm 2 (AdamW); Kingma and Ba (2015), "Adam: A Method for Stochastic Optimization", ICLR;
+    Prechelt (1998), "Early Stopping - But When?", in *Neural Networks: Tricks of the Trade*, LNCS 1524,
+    Springer; Pascanu, Mikolov and Bengio (2013), "On the difficulty of training recurrent neural
+    networks", ICML (gradient-norm clipping).
 
     Examples
     --------
@@ -185,8 +220,12 @@ def _split_keywords(kwargs: dict) -> tuple[dict, dict]:
     return legacy, {k: v for k, v in kwargs.items() if k not in SETTINGS_FIELDS}
 
 
-def check_tensors(data, name: str) -> tuple:
+def check_tensors(data: torch.Tensor | Sequence[torch.Tensor], name: str) -> tuple[torch.Tensor, ...]:
     """Validate a tuple of tensors sliced together along their first axis.
+
+    Accepts ``(t_0, ..., t_k)`` (or one tensor, as ``(t_0,)``) when every t_i has a leading event axis
+    with the same n_i = n_0 > 0 and every floating-point t_i is finite, so that a mini-batch is the
+    same rows B of each: ``(t_0[B], ..., t_k[B])``. Raises `ValueError` naming `name` otherwise.
 
     Parameters
     ----------
@@ -198,6 +237,19 @@ def check_tensors(data, name: str) -> tuple:
     Returns
     -------
     tuple of torch.Tensor
+
+    Reference: mini-batches drawn by the same indices from every tensor, as in Goodfellow, Bengio and
+    Courville (2016), *Deep Learning*, MIT Press, Section 8.1.3 (batch and minibatch algorithms).
+
+    Example
+    -------
+    >>> import torch
+    >>> [tuple(t.shape) for t in check_tensors((torch.zeros(4, 3), torch.zeros(4)), "train")]
+    [(4, 3), (4,)]
+    >>> check_tensors((torch.zeros(4, 3), torch.zeros(5)), "train")
+    Traceback (most recent call last):
+    ...
+    ValueError: train[1] has 5 events but train[0] has 4: tensors must be sliced together
     """
     if isinstance(data, torch.Tensor):
         data = (data,)
@@ -223,7 +275,18 @@ def check_tensors(data, name: str) -> tuple:
 
 
 def own_loss(model: torch.nn.Module, batch: tuple) -> torch.Tensor:
-    """The model's own objective ``model.loss(batch)`` (the contract of `posteval.models`)."""
+    """The model's own objective ``model.loss(batch)`` (the contract of `posteval.models`): the
+    empirical risk of one mini-batch, the default ``loss_fn`` of `fit`.
+
+    Reference: Goodfellow, Bengio and Courville (2016), *Deep Learning*, MIT Press, Section 8.1.1
+    (empirical risk minimisation).
+
+    >>> import torch
+    >>> from posteval.models import PointRegressor
+    >>> model, batch = PointRegressor(1, 2, hidden=(4,)), (torch.zeros(3, 2), torch.zeros(3, 1))
+    >>> bool(own_loss(model, batch) == model.loss(batch))
+    True
+    """
     return model.loss(batch)
 
 
@@ -343,19 +406,32 @@ class _Loop:
 
 def fit(
     model: torch.nn.Module,
-    train,
-    val=None,
+    train: torch.Tensor | Sequence[torch.Tensor],
+    val: torch.Tensor | Sequence[torch.Tensor] | None = None,
     settings: TrainingSettings | None = None,
     *,
-    loss_fn: Callable | None = None,
+    loss_fn: Callable[[torch.nn.Module, tuple], torch.Tensor] | None = None,
     seed: int = 0,
     device: str = "cpu",
     desc: str = "train",
     shuffle: torch.Generator | None = None,
     disable: bool | None = None,
-    **legacy,
+    **legacy: Any,
 ) -> TrainHistory:
     """Train `model` by mini-batch AdamW, with early stopping when a validation split is given.
+
+    It minimises the empirical risk L(θ) = (1/n) sum_i l(θ; z_i) of the training events: after
+    ``torch.manual_seed(seed)``, each epoch e draws a permutation π_e of the n events from `shuffle`,
+    cuts it into batches B of `settings.batch_size` events and takes one AdamW step per batch on
+    ``loss_fn(model, batch)`` (decoupled weight decay, see `TrainingSettings`). Recorded per epoch:
+
+        train_loss[e] = (1/n) sum_B |B| L_B   (during the epoch, as the weights move),
+        val_loss[e]   = (1/n_val) sum_B |B| L_B(θ_e)   (eval mode, no gradient, torch RNG at seed + 1).
+
+    Early stopping: training stops after epoch e when the validation loss has not reached a new
+    minimum for `patience` epochs, e - argmin_{e' <= e} val_loss[e'] >= patience (or after
+    `settings.epochs`, or past `max_seconds`), and the weights θ_{e*} of the best epoch
+    e* = argmin val_loss are restored.
 
     Parameters
     ----------
@@ -397,6 +473,34 @@ def fit(
         On malformed data or settings.
     FloatingPointError
         If a training or validation loss is NaN or infinite (names the epoch).
+
+    References: Loshchilov and Hutter (2019), "Decoupled Weight Decay Regularization", ICLR (AdamW);
+    Prechelt (1998), "Early Stopping - But When?", in *Neural Networks: Tricks of the Trade*, LNCS 1524,
+    Springer; the patience rule as in Goodfellow, Bengio and Courville (2016), *Deep Learning*, MIT
+    Press, Section 7.8, Algorithm 7.1.
+
+    Example
+    -------
+    >>> import torch
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c = torch.randn(32, 3)
+    >>> x = c[:, :2] + 0.1 * torch.randn(32, 2)
+    >>> model = PointRegressor(2, 3, hidden=(8,))
+    >>> settings = TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> history = fit(model, (c[:24], x[:24]), (c[24:], x[24:]), settings, disable=True)
+    >>> len(history.train_loss) == len(history.val_loss) == settings.epochs, history.stop_reason
+    (True, 'epochs')
+    >>> history.best_val_loss == min(history.val_loss)
+    True
+
+    A loss that never improves stops after `patience` epochs and keeps the first epoch's weights:
+
+    >>> flat = lambda model, batch: 0.0 * sum(p.sum() for p in model.parameters()) + 1.0
+    >>> patient = TrainingSettings(epochs=10, batch_size=16, lr=1e-2, patience=2)
+    >>> history = fit(model, (c, x), (c, x), patient, loss_fn=flat, disable=True)
+    >>> history.epochs, history.best_epoch, history.stop_reason
+    (3, 0, 'patience')
     """
     settings = _settings_from(settings, legacy, "fit")
     loss_fn = _objective(model, loss_fn)
@@ -448,13 +552,37 @@ def fit(
     return history
 
 
-def train_model(build: Callable[[], torch.nn.Module], train, val=None, settings: TrainingSettings | None = None, *,
-                seed: int = 0, device: str = "cpu", **fit_kwargs) -> tuple[torch.nn.Module, TrainHistory]:
+def train_model(build: Callable[[], torch.nn.Module], train: torch.Tensor | Sequence[torch.Tensor],
+                val: torch.Tensor | Sequence[torch.Tensor] | None = None, settings: TrainingSettings | None = None, *,
+                seed: int = 0, device: str = "cpu", **fit_kwargs: Any) -> tuple[torch.nn.Module, TrainHistory]:
     """Seed torch with `seed`, build a fresh model with ``build()`` and `fit` it with `settings`.
+
+    ``torch.manual_seed(seed)``, θ_0 = the initial weights of ``build()``, then
+    ``fit(model, train, val, settings, seed=seed)``: the trained weights are a function of
+    (build, data, settings, seed) on a given machine, threads and kernels.
 
     Returns ``(model, history)``; `fit_kwargs` are passed to `fit` (``loss_fn``, ``desc``,
     ``shuffle``, ``disable``). The `TrainingSettings` fields as keywords (``epochs=...``) are
     deprecated: they still work for one release, with a `DeprecationWarning`.
+
+    Reference: one member of a seed ensemble, Lakshminarayanan, Pritzel and Blundell (2017), "Simple
+    and Scalable Predictive Uncertainty Estimation using Deep Ensembles", NeurIPS (random initialisation
+    and shuffling per member); the fit as in `fit` (Loshchilov and Hutter (2019), AdamW).
+
+    Example
+    -------
+    >>> import torch
+    >>> from functools import partial
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
+    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> m1, h1 = train_model(build, (c, x), None, settings, seed=3, disable=True)
+    >>> m2, h2 = train_model(build, (c, x), None, settings, seed=3, disable=True)
+    >>> all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))  # same seed, same weights
+    True
+    >>> h1.stop_reason, h1.best_epoch  # without val: every epoch, the last weights
+    ('epochs', 1)
     """
     legacy, fit_kwargs = _split_keywords(fit_kwargs)
     settings = _settings_from(settings, legacy, "train_model")
@@ -488,6 +616,26 @@ class TrainingJob:
         Further keywords of `fit` (``loss_fn``, ``desc``, ``shuffle``, ``disable``).
     rows : array of int or None
         The rows of `train` this job trains on (e.g. a bootstrap resample); None: all.
+
+    `train_item` trains on ``train[rows]``: with rows drawn with replacement (r_1..r_n ~ U{0..n-1})
+    that is a bootstrap resample, so the spread between jobs of different seeds holds both the
+    initialisation/shuffling noise and the training-sample noise.
+
+    Reference: the bootstrap of Efron (1979), "Bootstrap Methods: Another Look at the Jackknife",
+    *Ann. Statist.* 7; bagging, Breiman (1996), *Machine Learning* 24; seed ensembles, Lakshminarayanan,
+    Pritzel and Blundell (2017), NeurIPS.
+
+    Example
+    -------
+    >>> import torch
+    >>> from functools import partial
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
+    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> job = TrainingJob(build, 0, (c, x), None, settings, fit_kwargs={"disable": True}, rows=[0, 0, 5])
+    >>> job.threads, job.device, list(job.rows)
+    (1, 'cpu', [0, 0, 5])
     """
 
     build: Callable[[], torch.nn.Module]
@@ -503,7 +651,32 @@ class TrainingJob:
 
 def train_item(job: TrainingJob) -> tuple[torch.nn.Module, TrainHistory]:
     """Run one `TrainingJob` (an item of `training_items`): seed this process, take the job's rows of the
-    training events, build and fit the model; ``(model, history)``."""
+    training events, build and fit the model; ``(model, history)``.
+
+    ``seed_everything(job.seed, threads=job.threads)`` (Python, numpy and torch seeded, deterministic
+    torch, `job.threads` threads), then ``train_model(job.build, train[rows], job.val, job.settings,
+    seed=job.seed)``: the result depends only on the job, not on the process that runs it. A model
+    trained on another device comes back on the CPU.
+
+    Reference: the bootstrap resample ``train[rows]`` of Efron (1979), *Ann. Statist.* 7; one member of
+    a seed ensemble (Lakshminarayanan, Pritzel and Blundell (2017), NeurIPS).
+
+    Example
+    -------
+    >>> import torch
+    >>> from functools import partial
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
+    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> import os  # seed_everything keeps torch's CPU kernels; a chapter picks them before torch runs
+    >>> _ = os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
+    >>> job = TrainingJob(build, 0, (c, x), None, settings, threads=torch.get_num_threads(),
+    ...                   fit_kwargs={"disable": True}, rows=list(range(0, 32, 2)))
+    >>> (m1, h1), (m2, h2) = train_item(job), train_item(job)
+    >>> h1.epochs, all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))
+    (2, True)
+    """
     seed_everything(job.seed, threads=job.threads)  # a worker process starts with torch's defaults
     train = job.train
     if job.rows is not None:  # this job's resample of the training events
@@ -528,9 +701,11 @@ def _check_train_rows(train_rows, n_jobs: int, n_train: int) -> list:
     return train_rows
 
 
-def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None,
+def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]],
+                   train: torch.Tensor | Sequence[torch.Tensor],
+                   val: torch.Tensor | Sequence[torch.Tensor] | None = None,
                    settings: TrainingSettings | None = None, *, threads: int = 1, device: str = "cpu",
-                   train_rows: Sequence | None = None, **fit_kwargs) -> list[TrainingJob]:
+                   train_rows: Sequence | None = None, **fit_kwargs: Any) -> list[TrainingJob]:
     """The checked `TrainingJob` items of `train_models` (one per ``(build, seed)``), for `train_item`.
 
     Items of several calls (e.g. models trained on different targets) can run in one pool:
@@ -538,6 +713,27 @@ def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], tr
     background, and ``.results(positions)`` returns ``(model, history)`` pairs as `train_models` does.
     `fit_kwargs`: ``loss_fn``, ``desc``, ``shuffle``, ``disable`` of `fit`; the `TrainingSettings`
     fields as keywords are deprecated (they work for one release, with a `DeprecationWarning`).
+
+    Item k is ``TrainingJob(build_k, seed_k, train, val, settings, rows=train_rows[k])``; the rows are
+    checked (1-D integers in [0, n)), so a bootstrap resample r_1..r_n ~ U{0..n-1} of each job can be
+    drawn from its seed.
+
+    Reference: the bootstrap of Efron (1979), "Bootstrap Methods: Another Look at the Jackknife",
+    *Ann. Statist.* 7; bagging, Breiman (1996), *Machine Learning* 24.
+
+    Example
+    -------
+    >>> import torch
+    >>> from functools import partial
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
+    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> import numpy as np
+    >>> rows = np.random.default_rng(0).integers(0, 32, size=32)  # a bootstrap resample for seed 0
+    >>> items = training_items([(build, 0), (build, 1)], (c, x), None, settings, train_rows=[rows, None], disable=True)
+    >>> [(item.seed, item.rows is None, item.fit_kwargs) for item in items]
+    [(0, False, {'disable': True}), (1, True, {'disable': True})]
     """
     legacy, fit_kwargs = _split_keywords(fit_kwargs)
     settings = _settings_from(settings, legacy, "training_items")
@@ -556,10 +752,13 @@ def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], tr
             for (build, seed), rows in zip(jobs, train_rows)]
 
 
-def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], train, val=None,
-                 settings: TrainingSettings | None = None, *, threads: int = 1, workers: int = 1, client=None,
-                 device: str = "cpu", desc: str = "models", progress: bool = True, train_rows: Sequence | None = None,
-                 **fit_kwargs) -> list[tuple[torch.nn.Module, TrainHistory]]:
+def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]],
+                 train: torch.Tensor | Sequence[torch.Tensor],
+                 val: torch.Tensor | Sequence[torch.Tensor] | None = None,
+                 settings: TrainingSettings | None = None, *, threads: int = 1, workers: int = 1,
+                 client: Any = None, device: str = "cpu", desc: str = "models", progress: bool = True,
+                 train_rows: Sequence | None = None,
+                 **fit_kwargs: Any) -> list[tuple[torch.nn.Module, TrainHistory]]:
     """`train_model` for every ``(build, seed)`` in `jobs`, in order, each on ``threads`` torch threads.
 
     Many parameters because it joins what each job trains (`jobs`, `train`, `val`, `settings`,
@@ -577,6 +776,32 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]], trai
     (the `posteval.models.schedules` schedules are) and every `fit_kwargs` value (``loss_fn``,
     ``shuffle``, ``disable`` of `fit`). ``desc`` labels the progress bar of the jobs. The
     `TrainingSettings` fields as keywords are deprecated (one release, with a `DeprecationWarning`).
+
+    In formulas: ``train_models(jobs)[k] = train_item(training_items(jobs)[k])``, an ensemble of K
+    models θ_k = fit(build_k, train[rows_k]; seed_k) whose spread measures the training noise; the
+    caller's torch thread count is restored afterwards.
+
+    Reference: deep ensembles, Lakshminarayanan, Pritzel and Blundell (2017), "Simple and Scalable
+    Predictive Uncertainty Estimation using Deep Ensembles", NeurIPS; with `train_rows` bootstrap
+    resamples, bagging (Breiman (1996), "Bagging Predictors", *Machine Learning* 24).
+
+    Example
+    -------
+    >>> import torch
+    >>> from functools import partial
+    >>> from posteval.models import PointRegressor
+    >>> _ = torch.manual_seed(0)
+    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
+    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> import os  # seed_everything keeps torch's CPU kernels; a chapter picks them before torch runs
+    >>> _ = os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
+    >>> results = train_models([(build, 0), (build, 0), (build, 1)], (c, x), None, settings,
+    ...                        threads=torch.get_num_threads(), progress=False, disable=True)
+    >>> len(results), [history.epochs for _, history in results]
+    (3, [2, 2, 2])
+    >>> same = lambda a, b: all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    >>> same(results[0][0], results[1][0]), same(results[0][0], results[2][0])  # by seed
+    (True, False)
     """
     legacy, fit_kwargs = _split_keywords(fit_kwargs)
     settings = _settings_from(settings, legacy, "train_models")
