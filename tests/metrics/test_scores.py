@@ -1,5 +1,5 @@
 """The chapter-3 computations that live in posteval: scores per event, MET resolution, mass windows
-and the prior baseline (seed stacking and paired comparisons: tests/test_intervals.py)."""
+and the prior baseline (seed stacking and paired comparisons: tests/metrics/test_intervals.py)."""
 
 import numpy as np
 import pytest

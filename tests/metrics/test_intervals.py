@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from conftest import replicated_measurements
+from tests.conftest import replicated_measurements
 from posteval import metrics
 from posteval.metrics import bootstrap_means, bootstrap_weights, chi2_spectrum, chi2_spectrum_replicates
 from posteval.metrics.coverage import coverage_error_replicates, local_coverage_error_replicates

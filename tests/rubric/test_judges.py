@@ -11,8 +11,8 @@ from posteval.rubric.experiment import PolicyReward
 from posteval.rubric.judges import PROXY_TRAINING, RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
 from posteval.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
 
-from test_rubric_reward import FixedProxy, pad9
-from test_rubric_grammar import toks
+from tests.rubric.test_reward import FixedProxy, pad9
+from tests.rubric.test_grammar import toks
 
 WORLD = make_world(0)
 V = WORLD.vocab

@@ -13,8 +13,8 @@ from posteval.rubric.judges import PROXY_TRAINING, RuleJudge, judge_accuracy, tr
 from posteval.rubric.proxy_data import teacher_rubric_verdicts
 from posteval.rubric.task import Pairs, generic_flags, make_world, oracle_flags, sample_pairs
 
-from test_rubric_reward import FixedProxy, pad9
-from test_rubric_grammar import toks
+from tests.rubric.test_reward import FixedProxy, pad9
+from tests.rubric.test_grammar import toks
 
 WORLD = make_world(0)
 V = WORLD.vocab
@@ -115,7 +115,7 @@ def test_order_biased_proxy_says_one_unless_confident_in_two():
 
 def test_rollout_seed_changes_the_run_not_the_setup():
     from posteval.rubric.experiment import RubricConfig, build_setup, run_condition
-    from test_rubric_repro import TINY
+    from tests.rubric.test_sweep import TINY
 
     torch.set_num_threads(1)
     setup = build_setup(RubricConfig(**TINY), 0)
@@ -132,7 +132,7 @@ def test_rollout_seed_changes_the_run_not_the_setup():
 def test_rollout_replicates_one_row_per_setup_and_stream():
     from posteval.rubric.basins import rollout_replicates
     from posteval.rubric.experiment import RubricConfig
-    from test_rubric_repro import TINY
+    from tests.rubric.test_sweep import TINY
 
     torch.set_num_threads(1)
     df = rollout_replicates(RubricConfig(**TINY), [0], [0, 1], progress=False)

@@ -4,7 +4,7 @@ built on Measurements (best_of against every candidate, lower, unbeaten, ranking
 import numpy as np
 import pytest
 
-from conftest import replicated_measurements
+from tests.conftest import replicated_measurements
 from posteval.metrics.intervals import Measurements
 from posteval.metrics.verdicts import (NOT_RESOLVED, VERDICTS, all_of, best_of, beyond_margin, holm, lower, negate,
                                        ranking_flips, ranks_above_all, unbeaten, verdict, within_margin)

@@ -8,7 +8,7 @@ from posteval.rubric.judges import Ensemble
 from posteval.rubric.reward import accuracy_reward, combine, proxy_reward
 from posteval.rubric.task import Pairs, make_world
 
-from test_rubric_grammar import toks
+from tests.rubric.test_grammar import toks
 
 WORLD = make_world(0)
 K = WORLD.n_criteria

@@ -17,7 +17,7 @@ from posteval import numformat
 from posteval.metrics.claims import CALIBRATION_WORDS, CLAIM_KEYS, Claim, claim_words, evaluate_claims
 from posteval.metrics.intervals import MIN_SEEDS_EQUIVALENCE, Interval, Measurements, seed_interval
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALPHA = 0.025  # a "yes" is a one-sided test at (1 - level) / 2, level 0.95
 
 
