@@ -1,22 +1,9 @@
-"""The exactly solvable problems of chapter 1."""
+"""posteval.examples.discrete_posterior: the exactly solvable discrete problems of chapter 1."""
 
 import numpy as np
 import pytest
 
 from posteval.examples.discrete_posterior import DiscreteProblem, random_problems
-from posteval.examples.gaussian_linear import GaussianLinear
-from posteval.examples.regressors import fit_binned_mean, fit_polynomial
-
-
-def test_gaussian_linear_total_variance_terms():
-    p = GaussianLinear(noise=0.5)
-    assert p.posterior_var + p.spectrum_var == pytest.approx(1.0)
-    z, x = p.sample(200_000, seed=1)
-    assert np.var(p.posterior_mean(x)) == pytest.approx(p.spectrum_var, rel=0.02)
-    resid = z - p.posterior_mean(x)
-    assert np.var(resid) == pytest.approx(p.posterior_var, rel=0.02)
-    with pytest.raises(ValueError, match="noise"):
-        GaussianLinear(noise=0.0)
 
 
 def test_discrete_counterexample_median_widens_the_spectrum():
@@ -42,13 +29,3 @@ def test_discrete_problem_validates():
         DiscreteProblem(np.array([0.0, 1.0]), np.array([1.0]), np.array([[0.5, 0.6]]))
     with pytest.raises(ValueError, match="z_values"):
         DiscreteProblem(np.array([1.0, 0.0]), np.array([1.0]), np.array([[0.5, 0.5]]))
-
-
-def test_regressors_recover_the_conditional_mean():
-    p = GaussianLinear(noise=0.5)
-    z, x = p.sample(50_000, seed=5)
-    grid = np.linspace(-1.5, 1.5, 7)
-    for fit in (fit_polynomial(x, z, 3), fit_binned_mean(x, z)):
-        np.testing.assert_allclose(fit(grid), p.posterior_mean(grid), atol=0.05)
-    with pytest.raises(ValueError, match="x and z"):
-        fit_polynomial(np.zeros(3), np.zeros(4))

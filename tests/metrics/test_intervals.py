@@ -1,7 +1,8 @@
 """posteval.metrics.intervals: the one interval type and its three rules, checked against known
 answers and by simulation (coverage at 3 and 5 seeds, seed-, event-dominated and mixed designs;
 a shared test set; the Student-t limit), the p-values as the intervals' duals, intervals inside the
-statistic's range, Measurements, and the rule-2 inputs (bootstrap replicates of chi^2, coverage)."""
+statistic's range, and Measurements (the rule-2 inputs, bootstrap replicates of chi^2 and of coverage:
+tests/metrics/test_spectrum.py, tests/metrics/test_coverage.py)."""
 
 import numpy as np
 import pandas as pd
@@ -9,13 +10,12 @@ import pytest
 from scipy import stats
 
 from tests.conftest import replicated_measurements
-from posteval import metrics
-from posteval.metrics import bootstrap_means, bootstrap_weights, chi2_spectrum, chi2_spectrum_replicates
-from posteval.metrics.coverage import coverage_error_replicates, local_coverage_error_replicates
+from posteval.metrics import bootstrap_means, chi2_spectrum, chi2_spectrum_replicates
 from posteval.metrics.intervals import (MIN_SEEDS_EQUIVALENCE, Interval, Measurements, combine_estimates,
                                         event_interval, paired_event_interval, paired_seed_interval, replicate_interval,
                                         replicates_to_resolve, required_seeds, seed_interval, stack_seeds)
 from posteval.metrics.report import replicate_row
+
 
 Z = stats.norm.ppf(0.975)
 
@@ -402,79 +402,14 @@ def test_ratio_and_combined_estimates_stay_paired():
 
 
 # ---------------------------------------------------------------------------------------------
-# rule-2 inputs: replicates of chi^2 and coverage errors
-# ---------------------------------------------------------------------------------------------
-def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
-    rng = np.random.default_rng(3)
-    t = rng.normal(size=300)
-    p = t + rng.normal(0, 0.5, 300)
-    reps = chi2_spectrum_replicates(p, t, bins=10, n_resamples=4, seed=7)
-    edges = np.quantile(np.concatenate([p, t]), np.linspace(0, 1, 11))
-    for w, rep in zip(next(bootstrap_weights(300, n_resamples=4, seed=7)), reps):
-        idx = np.repeat(np.arange(300), w.astype(int))
-        chi2, ndf = chi2_spectrum(p[idx], t[idx], bins=edges)
-        assert rep == pytest.approx(chi2 / ndf)
-    with pytest.raises(ValueError, match="one prediction per event"):
-        chi2_spectrum_replicates(p[:10], t, bins=10)
-
-
-def test_coverage_error_replicates_equal_the_coverage_error_and_pair_the_events():
-    rng = np.random.default_rng(0)
-    n, m = 2000, 64
-    truth = rng.normal(size=(n, 2))
-    calibrated = rng.normal(size=(n, m, 2))
-    narrow = 0.5 * rng.normal(size=(n, m, 2))
-    values, reps = coverage_error_replicates([calibrated, narrow], truth, n_resamples=300, seed=1)
-    for v, s in zip(values, (calibrated, narrow)):
-        assert v == pytest.approx(float(np.mean(metrics.coverage_error(metrics.coverage_curve(s, truth)))), abs=1e-12)
-    assert reps.shape == (300, 2)
-    lo, hi = np.percentile(reps[:, 1] - reps[:, 0], [2.5, 97.5])
-    assert lo > 0.1  # the over-confident sampler is worse on every resample
-    one_d, _ = coverage_error_replicates([calibrated[..., 0]], truth[:, 0], n_resamples=10)
-    assert one_d[0] == pytest.approx(float(metrics.coverage_error(metrics.coverage_curve(calibrated[..., 0],
-                                                                                          truth[:, 0]))))
-    with pytest.raises(ValueError, match="list of sample arrays"):
-        coverage_error_replicates(calibrated, truth)
-    # into rule 2 on the log scale: a positive interval of a positive statistic
-    iv = replicate_interval(values[1:], reps[:, 1:], transform="log")
-    assert 0 < iv.lo < values[1] < iv.hi
-
-
-def test_local_coverage_error_of_exact_intervals_is_small_and_of_bad_ones_large():
-    rng = np.random.default_rng(1)
-    n, x = 4000, rng.uniform(size=4000)
-    good = [rng.uniform(size=n) < 0.8 for _ in SEEDS]
-    bad = [np.where(x < 0.5, True, rng.uniform(size=n) < 0.6) for _ in SEEDS]
-    vg, bg = local_coverage_error_replicates(good, x, nominal=0.8, bins=4, n_resamples=200, seed=0)
-    vb, _ = local_coverage_error_replicates(bad, x, nominal=0.8, bins=4, n_resamples=200, seed=0)
-    assert vg.shape == (3,) and bg.shape == (200, 3)
-    assert vg.max() < 0.05 and vb.min() > 0.15
-    with pytest.raises(ValueError, match="boolean"):
-        local_coverage_error_replicates([x], x, nominal=0.8)
-    with pytest.raises(ValueError, match="nominal"):
-        local_coverage_error_replicates(good, x, nominal=1.2)
-
-
-def test_interval_hits_match_the_coverage_curves():
-    rng = np.random.default_rng(2)
-    truth = rng.normal(size=3000)
-    samples = truth[:, None] * 0 + rng.normal(size=(3000, 64))
-    hits = metrics.central_interval_hits(samples, truth, 0.8)
-    assert hits.mean() == pytest.approx(metrics.coverage_curve(samples, truth, [0.8])[0])
-    cal_t, test_pred = rng.normal(size=2000), np.zeros(3000)
-    conf = metrics.conformal_interval_hits(np.zeros(2000), cal_t, test_pred, truth, 0.8)
-    assert abs(conf.mean() - 0.8) < 0.03
-    with pytest.raises(ValueError, match="level"):
-        metrics.central_interval_hits(samples, truth, 1.0)
-    with pytest.raises(ValueError, match="point predictions"):
-        metrics.conformal_interval_hits(np.zeros((2000, 4)), cal_t, np.zeros((3000, 4)), truth, 0.8)
-
-
-# ---------------------------------------------------------------------------------------------
 # bad input: a ValueError that names the problem
 # ---------------------------------------------------------------------------------------------
 _S = np.random.default_rng(10).normal(size=(50, 3))
+
+
 _V, _R = np.array([1.0, 1.2, 0.9]), 1.0 + 0.1 * np.random.default_rng(11).normal(size=(40, 3))
+
+
 _IV = event_interval(_S + 3.0)
 
 
@@ -532,6 +467,7 @@ def test_p_value_of_a_difference_without_seed_variance_is_finite():
     assert abs(iv.p_value(0.0) - 2 * stats.norm.sf(z)) < 1e-6
     lo, hi = iv.at_level(0.95)
     assert abs(hi - iv.estimate - stats.norm.ppf(0.975) * np.sqrt(iv.event_var)) < 1e-12
+
 
 def test_seed_interval_far_from_null_has_a_finite_tiny_p():
     # no event variance: the event quantile (infinite as the level tends to 1) must not turn the width into NaN

@@ -1,12 +1,13 @@
-"""The chapter-3 computations that live in posteval: scores per event, MET resolution, mass windows
-and the prior baseline (seed stacking and paired comparisons: tests/metrics/test_intervals.py)."""
+"""posteval.metrics.scores: RMSE, MAE, the CRPS and energy score against closed forms and scoringrules,
+and the per-event scores of chapter 3 (seed stacking and paired comparisons: tests/metrics/test_intervals.py)."""
 
 import numpy as np
 import pytest
+import scoringrules
+from scipy import stats
 
 from posteval import metrics
-from posteval.data.prior import prior_samples
-from posteval.physics.kinematics import in_mass_window, met_resolution
+
 
 RNG = np.random.default_rng(3)
 
@@ -34,27 +35,96 @@ def test_joint_energy_score_is_the_distance_for_a_point_and_fair_for_samples():
                                metrics.energy_score_ensemble(s, truth, estimator="fair"))
 
 
-def test_met_resolution_of_a_gaussian_smearing():
-    n = 200_000
-    nu = RNG.normal(0, 40, size=(n, 2, 3))
-    met = nu[:, :, :2].sum(axis=1) + RNG.normal(0, 8.0, size=(n, 2))
-    assert met_resolution({"met": met, "neutrino_momenta": nu}) == pytest.approx(8.0, rel=0.01)
-    with pytest.raises(ValueError, match="neutrino_momenta must have shape"):
-        met_resolution({"met": met, "neutrino_momenta": nu[:, 0]})
+def test_rmse_mae_known_values():
+    pred = np.array([1.0, 2.0, 3.0, 4.0])
+    truth = np.array([1.0, 1.0, 1.0, 1.0])
+    assert metrics.rmse(pred, truth) == pytest.approx(np.sqrt((0 + 1 + 4 + 9) / 4))
+    assert metrics.mae(pred, truth) == pytest.approx(1.5)
+    two_d = metrics.rmse(np.stack([pred, truth], 1), np.stack([truth, truth], 1))
+    assert two_d.shape == (2,) and two_d[1] == 0.0
 
 
-def test_in_mass_window_fraction_per_event():
-    masses = np.array([[80.0, 95.0], [70.5, 81.0], [200.0, 0.0]])
-    np.testing.assert_allclose(in_mass_window(masses, 80.4, 10.0), [0.5, 1.0, 0.0])
-    with pytest.raises(ValueError, match="window must be positive"):
-        in_mass_window(masses, 80.4, 0.0)
+def test_crps_gaussian_ensemble_matches_closed_form(rng):
+    n, m = 4000, 400
+    mu, sigma = rng.normal(size=n), np.exp(rng.normal(scale=0.3, size=n))
+    y = mu + sigma * rng.normal(size=n)
+    samples = mu[:, None] + sigma[:, None] * rng.normal(size=(n, m))
+    ens = metrics.crps_ensemble(samples, y)
+    exact = metrics.crps_normal(mu, sigma, y)
+    # the empirical-distribution estimator is biased high by E|X-X'|/(2m) = sigma/(m sqrt(pi))
+    bias = np.mean(sigma) / (m * np.sqrt(np.pi))
+    assert np.mean(ens) == pytest.approx(np.mean(exact) + bias, abs=3 * np.std(ens - exact) / np.sqrt(n))
 
 
-def test_prior_samples_are_training_rows_independent_of_the_event():
-    train = np.arange(12.0).reshape(6, 2)
-    s = prior_samples(train, 5, 7, np.random.default_rng(0))
-    assert s.shape == (5, 7, 2)
-    assert {tuple(r) for r in s.reshape(-1, 2)} <= {tuple(r) for r in train}
-    np.testing.assert_array_equal(s, prior_samples(train, 5, 7, np.random.default_rng(0)))
-    with pytest.raises(ValueError, match="m must be a positive integer"):
-        prior_samples(train, 5, 0, np.random.default_rng(0))
+@pytest.mark.parametrize("estimator", ["nrg", "fair", "pwm"])
+@pytest.mark.parametrize("m", [2, 7, 64])
+def test_crps_matches_scoringrules(rng, estimator, m):
+    samples = rng.normal(size=(50, m, 3))
+    samples[:5, : m // 2] = 0.25  # ties
+    truth = rng.normal(size=(50, 3))
+    truth[:3] = 0.25
+    ours = metrics.crps_ensemble(samples, truth, estimator=estimator)
+    ref = scoringrules.crps_ensemble(truth, samples, m_axis=1, estimator=estimator, backend="numpy")
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+    one_d = metrics.crps_ensemble(samples[:, :, 0], truth[:, 0], estimator=estimator)
+    np.testing.assert_allclose(one_d, ours[:, 0], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("estimator", ["nrg", "fair"])
+def test_energy_score_matches_scoringrules(rng, estimator):
+    samples = rng.normal(size=(40, 33, 4))
+    samples[:4, :10] = samples[:4, :1]  # ties
+    truth = rng.normal(size=(40, 4))
+    ours = metrics.energy_score_ensemble(samples, truth, estimator=estimator)
+    ref = scoringrules.es_ensemble(truth, samples, m_axis=-2, v_axis=-1, estimator=estimator, backend="numpy")
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_energy_score_in_one_dimension_is_the_crps(rng):
+    samples, truth = rng.normal(size=(30, 9)), rng.normal(size=30)
+    np.testing.assert_allclose(metrics.energy_score_ensemble(samples, truth), metrics.crps_ensemble(samples, truth), rtol=1e-12)
+
+
+def test_crps_normal_against_numeric_integral_and_scoringrules():
+    from scipy import integrate
+
+    mu, sigma, y = 0.3, 1.7, -0.4
+    numeric, _ = integrate.quad(lambda t: (stats.norm.cdf(t, mu, sigma) - (t >= y)) ** 2, -30, 30, points=[y])
+    assert metrics.crps_normal(mu, sigma, y)[0] == pytest.approx(numeric, rel=1e-6)
+    grid = np.linspace(-3, 3, 7)
+    np.testing.assert_allclose(metrics.crps_normal(0.5, 2.0, grid), scoringrules.crps_normal(grid, 0.5, 2.0), rtol=1e-12)
+
+
+def test_fair_crps_is_unbiased_and_nrg_exceeds_it_by_the_mean_abs_difference(rng):
+    n, m = 20000, 8
+    y = rng.normal(size=n)
+    samples = rng.normal(size=(n, m))
+    fair = metrics.crps_ensemble(samples, y, estimator="fair")
+    exact = metrics.crps_normal(0.0, 1.0, y)
+    assert np.mean(fair) == pytest.approx(np.mean(exact), abs=3 * np.std(fair - exact) / np.sqrt(n))
+    gap = metrics.crps_ensemble(samples, y) - fair
+    np.testing.assert_allclose(gap, metrics.mean_abs_difference(samples) / (2 * m), rtol=1e-9, atol=1e-14)
+    # E|X - X'| = 2 / sqrt(pi) for N(0, 1)
+    mad = metrics.mean_abs_difference(samples)
+    assert mad.mean() == pytest.approx(2 / np.sqrt(np.pi), abs=3 * mad.std() / np.sqrt(n))
+
+
+def test_crps_with_one_sample_is_absolute_error(rng):
+    pred, truth = rng.normal(size=100), rng.normal(size=100)
+    np.testing.assert_array_equal(metrics.crps_ensemble(pred[:, None], truth), np.abs(pred - truth))
+
+
+def test_crps_prefers_the_true_distribution(rng):
+    y = rng.normal(size=5000)
+    right = metrics.crps_ensemble(rng.normal(size=(5000, 200)), y).mean()
+    too_narrow = metrics.crps_ensemble(0.5 * rng.normal(size=(5000, 200)), y).mean()
+    too_wide = metrics.crps_ensemble(2.0 * rng.normal(size=(5000, 200)), y).mean()
+    assert right < too_narrow and right < too_wide
+
+
+def test_overflow_is_avoided_in_rmse_and_crps():
+    big = np.full(4, 1.5e154)
+    assert metrics.rmse(big, np.zeros(4)) == pytest.approx(1.5e154)
+    assert metrics.mae(big, -big) == pytest.approx(3e154)
+    s = np.array([[1e308, 1e308, 5e307]])
+    np.testing.assert_allclose(metrics.crps_ensemble(s, np.array([1e308])), [5e307 / 3 - 5e307 * 2 / 9], rtol=1e-12)

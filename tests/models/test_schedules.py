@@ -1,12 +1,9 @@
-"""Learning-rate schedules and the flow's spline tail bound."""
+"""posteval.models.schedules: the learning-rate schedules (the flow's tail bound: tests/models/test_flow.py)."""
 
 import math
 
 import pytest
-import torch
-import zuko
 
-from posteval.models import ConditionalFlow
 from posteval.models.schedules import schedule_from_epochs, warmup_cosine
 
 
@@ -28,24 +25,3 @@ def test_schedule_from_epochs_counts_steps():
         schedule_from_epochs({"warmup": 1}, 5)
     with pytest.raises(ValueError, match="cycle_steps"):
         warmup_cosine(0, 0)
-
-
-def test_default_bound_is_zukos_nsf():
-    torch.manual_seed(0)
-    ours = ConditionalFlow(3, 2, transforms=2, hidden=(16, 16), bins=6)
-    torch.manual_seed(0)
-    theirs = zuko.flows.NSF(features=3, context=2, bins=6, transforms=2, hidden_features=(16, 16))
-    x, c = torch.randn(20, 3), torch.randn(20, 2)
-    assert torch.allclose(ours.flow(c).log_prob(x), theirs(c).log_prob(x))
-
-
-def test_outside_the_bound_the_flow_is_the_identity():
-    torch.manual_seed(1)
-    flow = ConditionalFlow(3, 2, transforms=2, hidden=(16, 16), bins=6, bound=4.0)
-    c = torch.randn(5, 2)
-    x = torch.full((5, 3), 4.5)
-    assert torch.allclose(flow.flow(c).transform(x), x)
-    wide = ConditionalFlow(3, 2, transforms=2, hidden=(16, 16), bins=6, bound=5.0)
-    assert not torch.allclose(wide.flow(c).transform(x), x)
-    with pytest.raises(ValueError, match="bound"):
-        ConditionalFlow(3, 2, bound=0)

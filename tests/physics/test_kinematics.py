@@ -1,9 +1,11 @@
-"""Kinematic reconstruction of W, top and ttbar from leptons, b-jets and neutrinos."""
+"""posteval.physics.kinematics: reconstruction of W, top and ttbar from leptons, b-jets and neutrinos;
+the MET resolution and mass windows of chapter 3."""
 
 import numpy as np
 import pytest
 
-from posteval.physics.kinematics import neutrino_p4, reconstruct_ttbar, truth_matched_bjets
+from posteval.physics.kinematics import (neutrino_p4, reconstruct_ttbar, truth_matched_bjets, in_mass_window,
+                                         met_resolution)
 
 LEP = np.array([[[10.0, 0, 0, 10], [-10, 0, 0, 10]]])
 BJ = np.array([[[0.0, 20, 0, 20], [0, -20, 0, 20]]])
@@ -65,3 +67,22 @@ def test_truth_matched_bjets():
     np.testing.assert_array_equal(both, [True, False])
     with pytest.raises(ValueError):
         truth_matched_bjets(jets, idx[:, :2])
+
+
+RNG = np.random.default_rng(3)
+
+
+def test_met_resolution_of_a_gaussian_smearing():
+    n = 200_000
+    nu = RNG.normal(0, 40, size=(n, 2, 3))
+    met = nu[:, :, :2].sum(axis=1) + RNG.normal(0, 8.0, size=(n, 2))
+    assert met_resolution({"met": met, "neutrino_momenta": nu}) == pytest.approx(8.0, rel=0.01)
+    with pytest.raises(ValueError, match="neutrino_momenta must have shape"):
+        met_resolution({"met": met, "neutrino_momenta": nu[:, 0]})
+
+
+def test_in_mass_window_fraction_per_event():
+    masses = np.array([[80.0, 95.0], [70.5, 81.0], [200.0, 0.0]])
+    np.testing.assert_allclose(in_mass_window(masses, 80.4, 10.0), [0.5, 1.0, 0.0])
+    with pytest.raises(ValueError, match="window must be positive"):
+        in_mass_window(masses, 80.4, 0.0)

@@ -1,6 +1,7 @@
-"""Generation of dileptonic ttbar events: truth sanity, detector, caching, reproducibility."""
+"""posteval.physics.ttbar: generation of dileptonic ttbar events: truth sanity, caching, resuming, a full
+disk, reproducibility (the detector, chunks and event files: tests/physics/test_detector.py,
+test_chunks.py, test_event_file.py)."""
 
-import dataclasses
 import errno
 import hashlib
 import io
@@ -17,10 +18,10 @@ import numpy as np
 import pytest
 
 from posteval.paths import ROOT
-from posteval.physics import chunks, detector, event_file, ttbar
+from posteval.physics import event_file, ttbar
 from posteval.physics import fourvectors as fv
-from posteval.physics.config import DetectorConfig, GenerationConfig
-from posteval.physics.event_file import concatenate_atomic, read_attrs, stored_hash_matches, write_atomic
+from posteval.physics.config import GenerationConfig
+from posteval.physics.event_file import read_attrs, stored_hash_matches, write_atomic
 
 
 def _sha(path):
@@ -125,16 +126,6 @@ def test_same_seed_same_bytes_across_workers(tmp_path):
     assert layouts and all(chunk is None for chunk in layouts)
 
 
-def test_chunk_job_is_pure():
-    job = chunks.ChunkJob(seed=2, index=1, n_events=200, config=_parton_config())
-    first, second = chunks.run_chunk(job), chunks.run_chunk(job)
-    assert first.keys() == second.keys()
-    for k in first:
-        np.testing.assert_array_equal(first[k], second[k])
-    other = chunks.run_chunk(dataclasses.replace(job, index=2))
-    assert not np.array_equal(first["nu_p4"][:5], other["nu_p4"][:5])
-
-
 def test_interrupted_run_resumes(tmp_path, monkeypatch):
     cfg = _parton_config(chunk=200)
     real = ttbar.run_chunk
@@ -165,32 +156,6 @@ def test_interrupted_run_resumes(tmp_path, monkeypatch):
     assert _sha(resumed) == _sha(fresh)
 
 
-def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
-    target = tmp_path / "events.h5"
-    real = h5py.Group.create_dataset
-    calls = []
-
-    def flaky(self, name, *args, **kwargs):
-        calls.append(name)
-        if len(calls) == 2:
-            raise OSError("disk full (simulated)")
-        return real(self, name, *args, **kwargs)
-
-    parts = [write_atomic(tmp_path / f"part{i}.h5", {"a": np.arange(3) + i, "b": np.arange(4)}, {}) for i in (0, 1)]
-    monkeypatch.setattr(h5py.Group, "create_dataset", flaky)
-    with pytest.raises(OSError):
-        write_atomic(target, {"a": np.arange(3), "b": np.arange(4)}, {"format": "x"})
-    calls.clear()
-    with pytest.raises(OSError):
-        concatenate_atomic(target, parts, {"format": "x"})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["part0.h5", "part1.h5"]
-    monkeypatch.setattr(h5py.Group, "create_dataset", real)
-    whole = concatenate_atomic(target, parts, {})
-    assert stored_hash_matches(whole)
-    with h5py.File(whole, "r") as f:
-        np.testing.assert_array_equal(f["a"][()], [0, 1, 2, 1, 2, 3])
-
-
 def test_corrupt_cache_is_regenerated(tmp_path):
     cfg = _parton_config()
     path = ttbar.load_or_generate(300, seed=1, mode="parton", cache_dir=tmp_path, config=cfg, progress=False)
@@ -219,58 +184,6 @@ def test_config_validation_and_roundtrip(shower_file):
     assert ttbar.generation_config_of(shower_file[0]) == ttbar.make_config("shower")
 
 
-def test_resolution_and_tagging_formulas():
-    cfg = DetectorConfig()
-    # HCal, |eta| < 1.7: sqrt((0.0302 E)^2 + 0.5205^2 E + 1.59^2)
-    assert detector.jet_energy_resolution(np.array([100.0]), np.array([0.3]), cfg)[0] == pytest.approx(
-        np.sqrt(3.02**2 + 0.5205**2 * 100 + 1.59**2))
-    assert detector.jet_energy_resolution(np.array([100.0]), np.array([2.0]), cfg)[0] == pytest.approx(
-        np.sqrt(5.0**2 + 0.706**2 * 100))
-    # Muon, 0.5 < |eta| < 1.5: sqrt(0.015^2 + (1.5e-4 pT)^2)
-    mu = detector.lepton_pt_resolution(np.array([50.0]), np.array([1.0]), np.array([True]), cfg)[0]
-    assert mu == pytest.approx(np.hypot(0.015, 1.5e-4 * 50))
-    # Electron: track sqrt(0.03^2 + (1.3e-3 pT)^2) combined with ECal sqrt(0.0017^2 + 0.101^2 / E).
-    el = detector.lepton_pt_resolution(np.array([50.0]), np.array([0.0]), np.array([False]), cfg)[0]
-    track, ecal = np.hypot(0.03, 1.3e-3 * 50), np.sqrt(0.0017**2 + 0.101**2 / 50)
-    assert el == pytest.approx(1 / np.sqrt(1 / track**2 + 1 / ecal**2))
-    eff = detector.btag_efficiency(np.array([100.0, 100.0, 100.0]), np.array([5, 4, 0]), cfg)
-    np.testing.assert_allclose(eff, [1.364 * np.tanh(0.237) * 30 / (1 + 11.063),
-                                     0.090 * np.tanh(61.605) / (1 + 0.124), 0.00352 + 5.1e-4])
-
-
-def test_pad_leading_and_b_matching():
-    values = np.array([[1.0], [5.0], [3.0], [7.0]])
-    event = np.array([0, 0, 0, 2])
-    out, mask, counts = detector.pad_leading(values, event, values[:, 0], 3, 2)
-    np.testing.assert_array_equal(out[..., 0], [[5, 3], [0, 0], [7, 0]])
-    np.testing.assert_array_equal(mask, [[True, True], [False, False], [True, False]])
-    np.testing.assert_array_equal(counts, [3, 0, 1])
-    jet_eta = np.array([[0.0, 1.0, 2.0]])
-    jet_phi = np.zeros((1, 3))
-    mask = np.ones((1, 3), dtype=bool)
-    b_p4 = np.stack([fv.from_pt_eta_phi_m(50.0, 1.05, 0.0, 4.8), fv.from_pt_eta_phi_m(50.0, 3.0, 0.0, 4.8)])[None]
-    np.testing.assert_array_equal(detector.match_b_quarks(jet_eta, jet_phi, mask, b_p4, 0.4), [[-1, 0, -1]])
-
-
-def test_full_simulation_mode_runs():
-    out = chunks.run_chunk(chunks.ChunkJob(seed=1, index=0, n_events=60, config=ttbar.make_config("full")))
-    assert out["n_truth_failed"] == 0 and 10 < len(out["met"]) < 40
-    assert np.median(fv.mass(out["top_p4"])) == pytest.approx(172.5, abs=3.0)
-    # Hadron decays add neutrinos the truth must not pick up: the W neutrinos still rebuild the W.
-    np.testing.assert_allclose(fv.mass(out["lep_born_p4"] + out["nu_p4"]), fv.mass(out["w_p4"]), rtol=0.05)
-
-
-def test_taus_decay_to_detector_leptons():
-    cfg = ttbar.make_config("shower", include_taus=True)
-    out = chunks.run_chunk(chunks.ChunkJob(seed=1, index=0, n_events=400, config=cfg))
-    born = np.abs(out["lep_born_pdgid"])
-    assert np.any(born == 15)
-    assert np.all(np.isin(np.abs(out["lep_final_pdgid"]), [11, 13]))  # the visible lepton of a tau is e/mu
-    assert np.all(np.abs(out["nu_pdgid"]) == np.where(born == 15, 16, born + 1))
-    with pytest.raises(ValueError):
-        chunks.run_chunk(chunks.ChunkJob(1, 0, 10, ttbar.make_config("parton", include_taus=True)))
-
-
 def test_cache_dir_from_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("POINTWISE_CACHE", str(tmp_path))
     assert ttbar.default_cache_dir() == tmp_path
@@ -281,23 +194,6 @@ def test_cache_dir_from_environment(monkeypatch, tmp_path):
     assert ttbar.default_cache_dir() == Path.home() / ".cache" / "posteval" / "events"
     package = Path(ttbar.__file__).resolve().parents[1]
     assert package not in ttbar.default_cache_dir().parents, "the default cache lies beside the installed package"
-
-
-def test_dressing_and_isolation():
-    cfg = DetectorConfig()
-    # Event 0: a lepton along +x, a photon 0.05 away (dressed), a 10 GeV particle 0.3 away
-    # (in the isolation cone), a 10 GeV particle 1.0 away (outside); the second lepton along -x.
-    lep = np.array([[fv.from_pt_eta_phi_m(50.0, 0.0, 0.0, 0.0), fv.from_pt_eta_phi_m(40.0, 0.0, np.pi, 0.0)]])
-    parts = np.array([fv.from_pt_eta_phi_m(5.0, 0.05, 0.0, 0.0), fv.from_pt_eta_phi_m(10.0, 0.3, 0.0, 0.0),
-                      fv.from_pt_eta_phi_m(10.0, 1.0, 0.0, 0.0)])
-    rec = type("Rec", (), {})()
-    rec.p4, rec.pid, rec.event, rec.n_events = parts, np.array([22, 21, 21]), np.zeros(3, dtype=int), 1
-    visible = np.ones(3, dtype=bool)
-    dressed, iso = detector.dress_and_isolate(rec, visible, lep, np.ones((1, 2), dtype=bool), cfg)
-    np.testing.assert_allclose(dressed[0, 0], lep[0, 0] + parts[0])
-    np.testing.assert_allclose(dressed[0, 1], lep[0, 1])
-    np.testing.assert_array_equal(visible, [False, True, True])
-    np.testing.assert_allclose(iso, [[10.0, 0.0]])
 
 
 def test_cache_dir_and_chunk_size_must_be_valid(tmp_path):
@@ -372,30 +268,12 @@ def test_leftovers_of_dead_and_finished_runs_are_removed(tmp_path):
     assert removed == [unfinished] and not unfinished.exists() and path.exists() and live.exists()
 
 
-def test_concatenation_opens_one_part_at_a_time(tmp_path):
-    import resource
-
-    parts = [write_atomic(tmp_path / f"part{i}.h5", {"a": np.full(2, i), "b": np.arange(i % 3)}, {}) for i in range(60)]
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 20, hard))
-    try:
-        whole = concatenate_atomic(tmp_path / "whole.h5", parts, {})
-    finally:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    assert stored_hash_matches(whole)
-    with h5py.File(whole, "r") as f:
-        np.testing.assert_array_equal(f["a"][()], np.repeat(np.arange(60), 2))
-        assert f["b"].shape == (sum(i % 3 for i in range(60)),)
-
-
 def test_command_line_generates_the_same_file(tmp_path):
     path = ttbar.main(["--events", "300", "--seed", "3", "--mode", "parton", "--cache-dir", str(tmp_path / "cli"),
                        "--no-progress"])
     direct = ttbar.load_or_generate(300, seed=3, mode="parton", cache_dir=tmp_path / "direct", progress=False)
     assert path.name == direct.name and _sha(path) == _sha(direct)
 
-
-# --- a full disk: one clear OSError, nothing lost, the rerun identical -------------------------------
 
 def _no_leftovers(cache):
     return not list(cache.rglob("*.tmp*")) and not list(cache.glob("*.h5"))

@@ -112,15 +112,6 @@ def test_interval_numbers():
     assert iv["transfer_lo.y"] < final.loc[final.condition == "y", "transfer"].mean() < iv["transfer_hi.y"]
 
 
-def test_sweep_seconds_of_plain_and_merged_records():
-    from posteval.rubric.provenance import sweep_seconds
-
-    assert sweep_seconds({"total": 5.0, "setup": {}}) == 5.0
-    assert sweep_seconds({"base": {"base": {"total": 1.0}, "extra": {"total": 2.0}}, "extra": {"total": 4.0}}) == 7.0
-    with pytest.raises(ValueError, match="neither"):
-        sweep_seconds({"setup": {}})
-
-
 def test_chapter_types_no_verdict_the_intervals_should_decide():
     from posteval.book import ROOT
 

@@ -1,4 +1,4 @@
-"""The proxy reads only the rubric segment; judges and rubric sensitivity."""
+"""posteval.rubric.judges: the proxy reads only the rubric segment; judges, rubric sensitivity, fidelity."""
 
 from dataclasses import replace
 
@@ -11,8 +11,8 @@ from posteval.rubric.experiment import PolicyReward
 from posteval.rubric.judges import PROXY_TRAINING, RuleJudge, judge_accuracy, rubric_sensitivity, train_proxy
 from posteval.rubric.task import generic_flags, make_world, oracle_flags, sample_pairs
 
-from tests.rubric.test_reward import FixedProxy, pad9
 from tests.rubric.test_grammar import toks
+from tests.rubric.test_reward import FixedProxy, pad9
 
 WORLD = make_world(0)
 V = WORLD.vocab
@@ -104,3 +104,9 @@ def test_fidelity_separates_rubric_followers_from_label_followers():
     assert out.loc["rule", "fidelity"] == 1.0 and out.loc["rule", "follows_label"] == 0.0
     assert out.loc["oracle", "fidelity"] == 0.0 and out.loc["oracle", "follows_label"] == 1.0
     assert 0 < out.loc["rule", "n_pairs"] < 400
+
+
+def test_follow_proxy_requires_teacher_verdicts():
+    pairs = sample_pairs(WORLD, 32, 0)
+    with pytest.raises(ValueError, match="rubric_verdicts"):
+        train_proxy(WORLD, pairs, oracle_flags(WORLD, pairs), "follow", settings=replace(PROXY_TRAINING, epochs=1))

@@ -1,4 +1,5 @@
-"""Chapter 4's figures and tables: palette colours, readable sizes, rounded tables, clear errors."""
+"""posteval.rubric.plots: chapter 4's figures, palette colours, readable sizes, clear errors (its
+tables: tests/rubric/test_report.py)."""
 
 import matplotlib
 
@@ -11,13 +12,15 @@ import pytest
 from matplotlib.colors import to_hex
 
 from posteval.plotting import palette
-from posteval.rubric import plots, report
-from posteval.rubric.experiment import CONDITIONS
+from posteval.rubric import plots
+
 
 #: Chapter-4 names that deliberately share a colour with another (same proxy, fewer prompts).
 ALIASES = {"no_proxy_quarter": "no_proxy", "proxy_sft_quarter": "proxy_sft",
            "proxy_follow_quarter": "proxy_follow", "ensemble3": "ensemble",
            "ensemble3_follow": "ensemble_follow"}
+
+
 SHOWN = ["no_proxy", "proxy_sft", "proxy_rl", "proxy_follow", "proxy_sft_unseen", "ensemble",
          "ensemble_follow", "proxy_sft_leak", "proxy_sft_order", "agg_and_gate", "agg_gate",
          "agg_modulated", "agg_implicit", "judge_rule", "judge_e2", "judge_max", "judge_vote"]
@@ -93,30 +96,3 @@ def test_bridge_figure_needs_the_trl_log_columns():
     plt.close(fig)
     with pytest.raises(ValueError, match="kl"):
         plots.bridge_figure(log.drop(columns="kl"))
-
-
-def test_mean_sd_table_rounds_to_the_asked_decimals():
-    final = pd.DataFrame({"condition": ["a", "a", "b", "b"], "transfer": [0.5, 0.7, 0.9, 0.9]})
-    t = report.mean_sd_table(final, metrics=("transfer",), decimals=2)
-    assert t.loc["a", report.LABELS["transfer"]] == "0.60 ± 0.14"
-    assert t.loc["b", report.LABELS["transfer"]] == "0.90 ± 0.00"
-    assert report.mean_sd_table(final, metrics=("transfer",)).loc["a"].iloc[0] == "0.6000 ± 0.1414"
-    with pytest.raises(ValueError, match="decimals"):
-        report.mean_sd_table(final, metrics=("transfer",), decimals=-1)
-
-
-def test_every_condition_is_defined_for_the_reader():
-    table = report.conditions_table(list(CONDITIONS))
-    assert list(table.index) == list(CONDITIONS) and table.iloc[:, 0].str.len().min() > 10
-    with pytest.raises(ValueError, match="no description"):
-        report.conditions_table(["proxy_magic"])
-
-
-def test_highlight_marks_only_the_key_row_with_stable_ids():
-    table = pd.DataFrame({"x": [0.123, 0.456]}, index=["a", "b"])
-    html = report.highlight(table, ["b"], uuid="t1", decimals=2).to_html()
-    assert html == report.highlight(table, ["b"], uuid="t1", decimals=2).to_html()
-    assert "#T_t1_row1_col0" in html and "#T_t1_row0_col0" not in html
-    assert "0.46" in html and "0.456" not in html
-    with pytest.raises(ValueError, match="not in the table"):
-        report.highlight(table, ["c"], uuid="t1")

@@ -1,4 +1,5 @@
-"""Reward values on hand-made completions (upstream compute_score semantics) and aggregation modes."""
+"""posteval.rubric.reward: reward values on hand-made completions (upstream compute_score semantics) and
+aggregation modes (the TRL callables: tests/rubric/test_bridge.py)."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,10 @@ from posteval.rubric.task import Pairs, make_world
 
 from tests.rubric.test_grammar import toks
 
+
 WORLD = make_world(0)
+
+
 K = WORLD.n_criteria
 
 
@@ -60,6 +64,8 @@ def test_no_proxy_reward():
 
 # (verdict right, proxy right) -> (acc term, proxy term) per upstream use_fb mode
 CASES = [(True, True), (True, False), (False, True), (False, False)]
+
+
 EXPECTED = {
     0: [(1, 1), (1, -1), (-1, 1), (-1, -1)],
     1: [(1, 1), (-1, -1), (-1, -1), (-1, -1)],
@@ -108,19 +114,3 @@ def test_accuracy_reward_input_checks():
         accuracy_reward([1, 2], [1, 3])
     with pytest.raises(ValueError, match="shape"):
         accuracy_reward([1, 2], [1])
-
-
-def test_trl_reward_callables_match_the_miniature():
-    from posteval.rubric.bridge import make_reward_functions, render
-
-    labels = [1, 2, 1, 1]
-    proxy = FixedProxy([1, 1, 2, 1])
-    pairs = pairs_with_labels(labels)
-    ref = PolicyReward(WORLD, FixedProxy([1, 1, 2, 1]))(pairs, COMPLETIONS)
-    ids = [[int(t) for t in row if t != 0] for row in COMPLETIONS]  # trl passes unpadded ids
-    r_acc, r_proxy, r_fmt = make_reward_functions(WORLD, proxy)
-    cols = dict(label=labels, qtype=list(pairs.types), q1=pairs.q1.tolist(), q2=pairs.q2.tolist())
-    np.testing.assert_allclose(r_acc(completion_ids=ids, **cols), ref["acc"])
-    np.testing.assert_allclose(r_proxy(completion_ids=ids, **cols), ref["proxy"])
-    np.testing.assert_allclose(0.5 * np.array(r_fmt(completion_ids=ids, **cols)), ref["format"])
-    assert render(WORLD.vocab, COMPLETIONS[0]) == "c2 c5 </rubric> d+1 d-2 </eval> <answer1>"

@@ -1,52 +1,18 @@
-"""Seeded reproducibility of setups, RL conditions and the sweep (tiny sizes)."""
+"""posteval.rubric.sweep: the sweep and its command line, its parts and seeds combined, saved sweeps
+(tiny sizes; the conditions themselves: tests/rubric/test_experiment.py)."""
 
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 import yaml
 
 from posteval.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
 from posteval.rubric import report
 from posteval.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
-TINY = dict(n_types=16, n_sft=128, n_proxy=64, n_rl=64, n_test=64, sft_epochs=2, proxy_epochs=2,
-            ensemble_size=3, e2_n=128, e2_epochs=2, held_out_n=128, held_out_epochs=2, prompts_per_step=8, rl_epochs=1, eval_every=4,
-            d_model=16, d_ff=32, n_heads=2)
-
-
-@pytest.fixture(scope="module")
-def tiny_setup():
-    torch.set_num_threads(1)
-    return build_setup(RubricConfig(**TINY), 0)
-
-
-def test_condition_is_reproducible(tiny_setup):
-    a = run_condition(tiny_setup, "proxy_sft")
-    b = run_condition(tiny_setup, "proxy_sft")
-    pd.testing.assert_frame_equal(a["history"], b["history"])
-    assert a["steps"] == 8 and set(a["final"]) >= {"verdict_acc", "transfer", "transfer_rule", "rationalisation"}
-    # the run changed the policy copy, not the shared cold-start policy
-    c = run_condition(tiny_setup, "proxy_sft")
-    pd.testing.assert_frame_equal(a["history"], c["history"])
-
-
-def test_conditions_differ_only_in_reward(tiny_setup):
-    a = run_condition(tiny_setup, "no_proxy", max_steps=4)
-    b = run_condition(tiny_setup, "proxy_sft", max_steps=4)
-    assert a["history"]["test_verdict_acc"].iloc[0] == b["history"]["test_verdict_acc"].iloc[0]  # same start
-    assert (a["history"]["r_proxy"].iloc[1:] == 0).all() and (b["history"]["r_proxy"].iloc[1:] != 0).any()
-
-
-def test_setup_depends_on_seed():
-    cfg = RubricConfig(**TINY)
-    s1, s1b, s2 = build_setup(cfg, 1), build_setup(cfg, 1), build_setup(cfg, 2)
-    for (k, v), v2 in zip(s1.policy.state_dict().items(), s1b.policy.state_dict().values()):
-        assert torch.equal(v, v2), k
-    assert not np.array_equal(s1.world.relevant, s2.world.relevant)
-    pd.testing.assert_frame_equal(s1.sensitivity, s1b.sensitivity)
+from tests.rubric.conftest import TINY
 
 
 def test_sweep_cli_writes_summary(tmp_path):
@@ -85,15 +51,6 @@ def test_sweep_cli_writes_summary(tmp_path):
     other = dict(saved, seeds=[0, 2])
     with pytest.raises(ValueError, match="seeds"):
         merge_summaries(saved, other)
-
-
-def test_every_condition_runs(tiny_setup):
-    for name in CONDITIONS:
-        r = run_condition(tiny_setup, name, max_steps=1)
-        assert r["steps"] == 1 and np.isfinite(r["final"]["transfer"])
-    no_ens = build_setup(RubricConfig(**{**TINY, "ensemble_size": 0}), 0)
-    with pytest.raises(ValueError, match="ensemble_size"):
-        run_condition(no_ens, "ensemble3_follow", max_steps=1)
 
 
 def test_bad_parameters():
