@@ -11,8 +11,8 @@ import copy
 import json
 
 import pytest
-from conftest import built_book_mode
-from nbcompare import differences, sanitize_patterns
+from tests.conftest import built_book_mode
+from tests.nbcompare import differences, sanitize_patterns
 
 from posteval import book
 
@@ -93,7 +93,7 @@ def test_the_comparison_fails_on_each_planted_difference(plant, message):
 def test_the_comparator_doctests():
     import doctest
 
-    import nbcompare
+    from tests import nbcompare
 
     assert doctest.testmod(nbcompare).failed == 0
 
@@ -114,7 +114,7 @@ def test_notebooks_read_as_json_compare_as_nbformat_reads_them():
 def test_a_glued_figure_is_sanitised_as_the_rule_says_without_scanning_its_pixels():
     import re
 
-    from nbcompare import _fields
+    from tests.nbcompare import _fields
 
     png = "iVBORw0KGgo" + "AbC+/9=" * 300  # (the path rule alone is quadratic in the slashes of a real figure)
     glued = [{"output_type": "display_data", "metadata": {},

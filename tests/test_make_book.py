@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_clean_outputs import problems
+from tests.test_clean_outputs import problems
 
 from posteval import book, paths
 

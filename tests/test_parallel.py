@@ -30,7 +30,7 @@ from posteval.physics import ttbar
 from posteval.physics.event_file import stored_hash_matches
 from posteval.rubric.experiment import RubricConfig
 from posteval.rubric.sweep import run_sweep
-from test_rubric_repro import TINY
+from tests.rubric.conftest import TINY
 
 N_EVENTS, SEED = 1000, 4  # 10 chunks of 100 parton-level events
 

@@ -30,8 +30,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from conftest import built_book_mode
-from test_html import hits, prose_text
+from tests.conftest import built_book_mode
+from tests.test_html import hits, prose_text
 
 from posteval import book
 from posteval.lab import toc_pages

@@ -64,7 +64,7 @@ MODEL_COLOURS: dict[str, str] = {
 # Colours for models the book does not know (a user's own), in the order they are handed out:
 # the Okabe-Ito set less its black and grey, yellow last (faint on white), then two of Paul
 # Tol's colour-blind-safe colours. Every pair is >= 20 CIEDE2000 apart, >= 10 under simulated
-# deuteranopia (tests/test_palette.py checks both).
+# deuteranopia (tests/plotting/test_palette.py checks both).
 USER_COLOURS: tuple[str, ...] = (
     "#0072B2",  # Okabe-Ito blue
     "#E69F00",  # Okabe-Ito orange

@@ -1,0 +1,9 @@
+"""Fixtures shared by the tests of posteval.metrics."""
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

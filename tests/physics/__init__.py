@@ -1,0 +1,1 @@
+"""Tests of posteval.physics: one test module per library module (tests/test_layout.py)."""

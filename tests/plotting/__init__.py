@@ -1,0 +1,1 @@
+"""Tests of posteval.plotting: one test module per library module (tests/test_layout.py)."""

@@ -1,0 +1,124 @@
+"""Claims of chapter 4 from per-seed results: the source's directions, pairing by seed, the cold start,
+the strongest record per claim, one Holm-adjusted call, and the recorded keys."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from posteval.book import recorded
+from posteval.claims import record_table
+from posteval.metrics.claims import Claim
+from posteval.rubric.claims import (BY_NAME, CLAIMS, COLD, SCHEMES, TRANSFER, claim_interval, claims_table,
+                                    interval_numbers)
+
+
+def frames(effect, seeds=(0, 1, 2, 3), noise=0.001, metric="transfer"):
+    rng = np.random.default_rng(0)
+    base = rng.normal(0.6, 0.1, len(seeds))  # a large per-seed offset shared by the conditions of a seed
+    rows = []
+    for s, b in zip(seeds, base):
+        rows.append({"seed": s, "condition": "x", metric: b, "step": 8})
+        rows.append({"seed": s, "condition": "y", metric: b + effect + rng.normal(0, noise), "step": 8})
+    final = pd.DataFrame(rows)
+    history = pd.DataFrame([{"seed": s, "condition": "x", "step": 0, f"test_{metric}": b - 0.1}
+                            for s, b in zip(seeds, base)])
+    return final, history
+
+
+def claim(name, a="y", b="x", direction=1, **kw):
+    return Claim(name, f"a test claim {name}", "transfer", a, b, direction, **kw)
+
+
+def test_paired_claim_resolves_a_small_effect_under_large_seed_spread():
+    final, hist = frames(0.05)
+    iv = claim_interval(claim("up"), final, hist)
+    assert iv.n_seeds == 4 and iv.estimate == pytest.approx(0.05, abs=0.002) and iv.lo > 0
+    assert claim_interval(claim("cold", "x", COLD), final, hist).estimate == pytest.approx(0.1)
+    t = claims_table({"run": (final, hist)}, [claim("up"), claim("down", direction=-1)])
+    assert list(t["word"]) == ["yes", "no"] and list(t["record"]) == ["run", "run"]
+
+
+def test_unmeasured_claims_are_left_out_and_parts_need_every_part():
+    final, hist = frames(0.05)
+    claims = [claim("up"), claim("gone", a="z"), Claim("both", "up and gone", parts=("up", "gone")),
+              Claim("one", "up alone", parts=("up",))]
+    t = claims_table({"run": (final, hist)}, claims)
+    assert list(t.index) == ["up", "one"] and t.loc["one", "word"] == "yes"
+    with pytest.raises(ValueError, match="no claim"):
+        claims_table({"run": (final, hist)}, [claim("gone", a="z")])
+
+
+def test_each_claim_reads_the_record_with_most_seeds():
+    small, hs = frames(-0.05, seeds=(0, 1, 2))
+    large, hl = frames(0.05, seeds=tuple(range(8)))
+    t = claims_table({"small": (small, hs), "large": (large, hl)}, [claim("up")])
+    assert t.loc["up", "record"] == "large" and t.loc["up", "n_seeds"] == 8 and t.loc["up", "word"] == "yes"
+    tie = claims_table({"small": (small, hs), "again": frames(0.05, seeds=(0, 1, 2))}, [claim("up")])
+    assert tie.loc["up", "record"] == "small"
+
+
+def test_holm_adjusts_within_the_family():
+    # twelve true nulls and one weak effect: its unadjusted p passes, its Holm-adjusted p is larger
+    rng = np.random.default_rng(5)
+    rows = []
+    for s in range(10):
+        base = rng.normal(0.6, 0.1)
+        rows.append({"seed": s, "condition": "x", "transfer": base, "step": 8})
+        rows.append({"seed": s, "condition": "weak", "transfer": base + 0.02 + rng.normal(0, 0.02), "step": 8})
+        for k in range(12):
+            rows.append({"seed": s, "condition": f"n{k}", "transfer": base + rng.normal(0, 0.02), "step": 8})
+    final = pd.DataFrame(rows)
+    hist = pd.DataFrame({"seed": [], "condition": [], "step": []})
+    claims = [claim("weak", "weak")] + [claim(f"n{k}", f"n{k}") for k in range(12)]
+    t = claims_table({"run": (final, hist)}, claims)
+    assert (t["p_holm"] >= t["p"]).all() and t.loc["weak", "p_holm"] > t.loc["weak", "p"]
+
+
+def test_the_source_directions():
+    assert BY_NAME["d"].direction == -1 and "worse than one proxy" in BY_NAME["d"].sentence
+    assert "heterogeneous" in BY_NAME["d"].sentence and BY_NAME["d"].a == "ensemble_mixed"
+    boot = BY_NAME["d.bootstrap"]
+    assert (boot.a, boot.direction, boot.family) == ("ensemble3", -1, "exploratory")
+    assert "bootstrap copies" in boot.sentence
+    for s, (cond, _) in SCHEMES.items():
+        e = BY_NAME[f"e.{s}"]
+        assert (e.a, e.b, e.direction) == ("proxy_sft", cond, 1) and "additive" in e.sentence
+    assert BY_NAME["e"].parts == tuple(f"e.{s}" for s in SCHEMES)
+    assert BY_NAME["f.accuracy"].metric == "verdict_acc" and BY_NAME["f.transfer"].metric == TRANSFER
+    order = BY_NAME["order"]
+    assert order.direction == 0 and order.margin > 0 and order.margin_reason
+    assert all(c.source in ("Proxy-GRM", "this book") for c in CLAIMS)
+    assert {c.family for c in CLAIMS if c.source == "this book"} == {"exploratory"}
+
+
+def test_record_table_writes_the_keys_of_every_claim():
+    final, hist = frames(0.05, metric=TRANSFER)
+    final = pd.concat([final.replace({"y": "proxy_sft", "x": "no_proxy"})])
+    t = claims_table({"run": (final, hist)})
+    assert list(t.index) == ["a"]
+    record_table(t, prefix="test_rc.", fill=CLAIMS)
+    rec = recorded()
+    assert rec["claim.test_rc.a"] == "yes" and rec["claim_seeds.test_rc.a"] == 4
+    assert rec["claim_record.test_rc.a"] == "run" and rec["claim_lo.test_rc.a"] > 0
+    for c in CLAIMS:
+        for key in ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence"):
+            assert f"{key}.test_rc.{c.name}" in rec
+    assert rec["claim.test_rc.d"] == "not resolved" and np.isnan(rec["claim_estimate.test_rc.d"])
+
+
+def test_interval_numbers():
+    final, _ = frames(0.05)
+    iv = interval_numbers(final)
+    assert iv["transfer_lo.y"] < final.loc[final.condition == "y", "transfer"].mean() < iv["transfer_hi.y"]
+
+
+def test_chapter_types_no_verdict_the_intervals_should_decide():
+    from posteval.book import ROOT
+
+    text = (ROOT / "chapters" / "04_proxy_rubric.md").read_text().lower()
+    for phrase in ("on every seed", "weakest form", "claim (a) holds", "this is the claim in full",
+                   "neither judge is ever used for training", "an ensemble of them is more reliable",
+                   "the setup decides the basin"):
+        assert phrase not in text, f"typed-in verdict {phrase!r}: glue claim.* instead"
+    for c in CLAIMS:
+        assert f"{{glue:text}}`claim.{c.name}`" in text, f"claim ({c.name}) is not glued in the prose"

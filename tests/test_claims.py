@@ -1,0 +1,63 @@
+"""posteval.claims: recording claims and their conclusions in the chapter record."""
+
+import pytest
+
+from posteval import book
+from posteval.claims import claims_frame, conclusions, record_claim, record_claims
+from posteval import numformat
+from posteval.metrics.claims import CALIBRATION_WORDS, CLAIM_KEYS, Claim, evaluate_claims
+
+from tests.metrics.test_claims import _iv
+
+
+# ---------------------------------------------------------------------------------------------
+# recording and showing claims
+# ---------------------------------------------------------------------------------------------
+def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
+    monkeypatch.setattr(book, "_recorded", {})
+    claims = [Claim("up", "x is positive (this book)"),
+              Claim("cal", "x is calibrated (paper)", direction=0, margin=0.5, margin_reason="test",
+                    words=CALIBRATION_WORDS)]
+    table = evaluate_claims(claims, intervals={"up": _iv(0.3, 0.0, 0.05, 1), "cal": _iv(0.0, 0.0, 0.05, 1)})
+    assert record_claims(table) is table
+    rec = book.recorded()
+    for name in ("up", "cal"):
+        assert {f"{k}.{name}" for k in CLAIM_KEYS} <= set(rec)
+        assert rec[f"claim.{name}"] == table.loc[name, "word"]
+        assert rec[f"claim_p_holm.{name}"] == pytest.approx(table.loc[name, "p_holm"])
+        assert rec[f"claim_sentence.{name}"] == table.loc[name, "sentence"]
+        r = table.loc[name]
+        assert rec[f"claim_ci.{name}"] == numformat.interval(r["estimate"], r["lo"], r["hi"])
+        assert conclusions(table).loc[r["sentence"], "estimate [interval]"] == numformat.one_line(rec[f"claim_ci.{name}"])
+    assert rec["claim.cal"] == "calibrated"
+    shown = conclusions(table)
+    assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", "p (Holm)", "verdict"]
+    assert shown.loc["x is positive (this book)", "verdict"] == "yes"
+    assert shown.loc["x is positive (this book)", "p (Holm)"] == "< 0.001"
+    chapter4 = conclusions(table.assign(n_seeds=[3, 5]), effect="difference [95 % interval]", p_holm=False, seeds=True)
+    assert chapter4.columns.tolist() == ["difference [95 % interval]", "verdict", "seeds"]
+    assert chapter4["seeds"].tolist() == [3, 5]
+    with pytest.raises(ValueError, match="n_seeds"):
+        conclusions(table.drop(columns="n_seeds", errors="ignore"), seeds=True)
+    record_claims(table, prefix="ch.")
+    assert "claim_lo.ch.up" in book.recorded()
+    with pytest.raises(ValueError, match="missing columns"):
+        record_claims(table.drop(columns="p_holm"))
+
+
+def test_claims_frame_collects_words_and_refuses_numbers(monkeypatch):
+    monkeypatch.setattr(book, "_recorded", {})
+    assert record_claim("a_above_b", "yes") == "yes"
+    book.record("best.crps", "flow")
+    book.record("crps.flow", 0.4)
+    frame = claims_frame()
+    assert frame["verdict"].to_dict() == {"best.crps": "flow", "claim.a_above_b": "yes"}
+    with pytest.raises(ValueError, match="claim"):
+        record_claim("c", "maybe")
+    with pytest.raises(ValueError, match="prefixes"):
+        claims_frame("claim.")
+    with pytest.raises(ValueError, match="no recorded words"):
+        claims_frame(("nothing.",))
+    book.record("claim.number", 1.0)
+    with pytest.raises(ValueError, match="number"):
+        claims_frame()
