@@ -42,9 +42,10 @@ def test_a_deprecated_alias_warns_and_still_works():
 
 
 #: modules whose public functions all carry their formula, a reference and a runnable example (issue 40: every
-#: module of posteval.metrics)
+#: module of posteval.metrics and the model contract's modules)
 DOCUMENTED = sorted(n for n in package_modules()
-                    if n.startswith("posteval.metrics.") and n.rsplit(".", 1)[1] not in ("_validation",))
+                    if n.startswith("posteval.metrics.") and n.rsplit(".", 1)[1] not in ("_validation",)) + [
+    f"posteval.models.{m}" for m in ("cfm", "flow", "inference", "mdn", "mlp", "training")]  # the model contract
 REFERENCE = __import__("re").compile(r"\b(19|20)\d\d\b")  # a cited paper or book gives its year
 
 
