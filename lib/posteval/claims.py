@@ -1,9 +1,10 @@
 """A chapter's claims, recorded for the prose and shown together in one table.
 
 :func:`record_claims` records, for every row of a table from
-:func:`posteval.metrics.claims.evaluate_claims`, the seven keys ``claim.<name>`` (the word),
+:func:`posteval.metrics.claims.evaluate_claims`, the eight keys ``claim.<name>`` (the word),
 ``claim_estimate.<name>``, ``claim_lo.<name>``, ``claim_hi.<name>``, ``claim_p.<name>``,
-``claim_p_holm.<name>`` and ``claim_sentence.<name>``, and the text ``claim_ci.<name>`` = "estimate
+``claim_p_holm.<name>``, ``claim_sentence.<name>`` and ``claim_reason.<name>`` (why a claim is not
+testable; empty otherwise), and the text ``claim_ci.<name>`` = "estimate
 [lo, hi]" in the book's number format (:func:`posteval.numformat.interval`) for the prose. :func:`claims_frame` collects every recorded
 word under the given prefixes into one small table without numbers: the cell that shows it is what
 a notebook test compares exactly across machines, while cells with numbers from training are not.
@@ -19,6 +20,7 @@ import pandas as pd
 from . import numformat
 from .book import record, recorded
 from .metrics.claims import CLAIM_KEYS, claim_words
+from .metrics.verdicts import NOT_TESTABLE
 
 if TYPE_CHECKING:
     from .metrics.claims import Claim
@@ -44,6 +46,7 @@ def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
         for key, col in zip(CLAIM_KEYS[1:], ("estimate", "lo", "hi", "p", "p_holm")):
             record(f"{key}.{prefix}{name}", float(r[col]))
         record(f"claim_sentence.{prefix}{name}", str(r["sentence"]))
+        record(f"claim_reason.{prefix}{name}", str(r.get("reason", "") or ""))
         record(f"claim_ci.{prefix}{name}", _interval_text(r))
     return table
 
@@ -52,8 +55,9 @@ def record_table(table: pd.DataFrame, *, prefix: str = "", fill: Sequence[Claim]
     """:func:`record_claims`, and for a table read from several records (chapter 4's
     :func:`posteval.rubric.claims.claims_table`) ``claim_seeds.<name>`` and ``claim_record.<name>``.
 
-    Claims of ``fill`` the table lacks get the word "not resolved", NaN numbers, 0 seeds and the
-    record "not measured", so that the prose can name every claim. Returns the table.
+    Claims of ``fill`` the table lacks get the word "not testable" with the reason "not measured",
+    NaN numbers, 0 seeds and the record "not measured", so that the prose can name every claim.
+    Returns the table.
     """
     missing = {"n_seeds", "record"} - set(table.columns)
     if missing:
@@ -64,10 +68,11 @@ def record_table(table: pd.DataFrame, *, prefix: str = "", fill: Sequence[Claim]
         record(f"claim_record.{prefix}{name}", str(r["record"]))
     for c in fill:
         if c.name not in table.index:
-            record_claim(f"{prefix}{c.name}", "not resolved")
-            for key in CLAIM_KEYS[1:-1]:  # the numbers; the sentence follows
+            record_claim(f"{prefix}{c.name}", NOT_TESTABLE)
+            for key in CLAIM_KEYS[1:6]:  # the numbers; the sentence and the reason follow
                 record(f"{key}.{prefix}{c.name}", float("nan"))
             record(f"claim_sentence.{prefix}{c.name}", c.display_sentence)
+            record(f"claim_reason.{prefix}{c.name}", "not measured")
             record(f"claim_seeds.{prefix}{c.name}", 0)
             record(f"claim_record.{prefix}{c.name}", "not measured")
     return table
@@ -83,7 +88,7 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
                 seeds: bool = False) -> pd.DataFrame:
     """The claims as a reader's table, one row per claim sentence: the effect with its interval,
     the Holm-adjusted p-value (``p_holm``) and the word, in the book's number format ("–" where a
-    claim has no measured estimate, e.g. a claim made of parts).
+    claim has no measured estimate or no test), a claim that is not testable with its reason.
 
     ``effect`` names the effect's column (chapter 4 says "difference [95 % interval]"); ``seeds``
     adds the number of seeds each claim was decided on (a table read from several records, with
@@ -102,8 +107,10 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
     out = pd.DataFrame({effect: [numformat.one_line(_interval_text(r)) for _, r in table.iterrows()]},
                        index=pd.Index(table["sentence"].to_numpy(), name="claim"))
     if p_holm:
-        out["p (Holm)"] = ["< 0.001" if p < 0.001 else numformat.number(p, 2) for p in table["p_holm"]]
-    out["verdict"] = table["word"].to_numpy()
+        out["p (Holm)"] = [numformat.MISSING if not np.isfinite(p) else "< 0.001" if p < 0.001 else numformat.number(p, 2)
+                           for p in table["p_holm"]]
+    reasons = table["reason"] if "reason" in table.columns else pd.Series("", index=table.index)
+    out["verdict"] = [f"{w}: {why}" if w == NOT_TESTABLE and why else w for w, why in zip(table["word"], reasons)]
     if seeds:
         out["seeds"] = table["n_seeds"].astype(int).to_numpy()
     return out

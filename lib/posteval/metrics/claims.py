@@ -8,22 +8,27 @@ computes each claim's effect and interval from a :class:`~posteval.metrics.inter
 within the confirmatory family (exploratory claims are adjusted among themselves and their
 sentence says "exploratory"), and its word.
 
+One rule decides every word, in both directions (:func:`~posteval.metrics.verdicts.decide`): each
+word has a one-sided p-value against the truth under which it would be wrong; the claim's p is
+twice the smallest of them; Holm adjusts the claims' p within their family; a word is said when its
+p, scaled as its claim's, stays below 1 - level. So "no", "under-covers" and "over-covers" carry the
+same family-wise error control as "yes" (at most 1 - level for any wrong directional word in a
+family), and none is read from an unadjusted interval.
+
 Kinds of claim (``direction``):
 
-* **+1 / -1**: "effect = metric(a) - metric(b) (or metric(a) - boundary) is > 0 / < 0". p is the
-  one-sided p-value in the claimed direction; "yes" when Holm's adjusted p < (1 - level) / 2 (the
-  unadjusted rule is the interval excluding 0 on the claimed side). "no" when the interval excludes
-  0 on the other side, or lies inside ``[-margin, margin]`` (with at least
-  :data:`~posteval.metrics.intervals.MIN_SEEDS_EQUIVALENCE` seeds when seeds vary). A "no" is the
-  claim refuted or practically absent, never a discovery, so it is read from the unadjusted interval.
-* **0** (equivalence): "|effect| < margin". p is the larger of the two one-sided p-values against
-  -margin and +margin (two one-sided tests); the claimed word (``words["yes"]``) when Holm's
-  adjusted p < (1 - level) / 2 with enough seeds; otherwise, for a signed question such as
-  calibration, the interval's side when it excludes 0 (``words["below"]``, ``words["above"]``), and
-  for a plain equivalence "no" when the interval lies beyond the margin; else "not resolved".
+* **+1 / -1**: "effect = metric(a) - metric(b) (or metric(a) - boundary) is > 0 / < 0": "yes" (the
+  claimed sign), "no" (the effect in the claimed direction is below the margin: absent, of the other
+  sign, or, with a margin, too small to matter).
+* **0** (equivalence): "|effect| < margin": the claimed word (``words["yes"]``, e.g. "calibrated") by
+  two one-sided tests against -margin and +margin; for a signed question such as calibration the
+  resolved side (``words["below"]``, ``words["above"]``); for a plain equivalence "no" beyond the
+  margin. The margin is fixed before the data, in the statistic's units, with its reason.
 * **parts** (:func:`all_of`): a claim made of other claims; it holds when every part holds, and its
   p is the largest of the parts' (an intersection-union test, valid without adjustment; Berger
   1982); estimate and interval are its weakest part's.
+* **not testable**: a claim whose preconditions fail (``evaluate_claims(..., not_testable={name:
+  reason})``) takes the fourth word, with its reason, and no part in the adjustment.
 
 Example
 -------
@@ -45,8 +50,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import level_value
-from .intervals import MIN_SEEDS_EQUIVALENCE, Interval, Measurements
-from .verdicts import NOT_RESOLVED, VERDICTS, holm
+from .intervals import Interval, Measurements
+from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, claim_pvalue, decide, holm, word_pvalues
 
 __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS"]
 
@@ -54,15 +59,16 @@ __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_w
 #: any name: a field adds its own (chapter 3's "physics", the consistency checks of a reconstruction, is
 #: :data:`posteval.physics.consistency.PHYSICS_FAMILY`).
 FAMILIES = ("confirmatory", "exploratory")
-#: The words of a calibration claim ("|coverage deviation| within the noise-floor margin").
+#: The words of a calibration claim ("|coverage deviation| within a fixed margin").
 CALIBRATION_WORDS = {"yes": "calibrated", "below": "under-covers", "above": "over-covers"}
 #: The keys recorded per claim (``<key>.<name>``), see :func:`posteval.claims.record_claims`.
-CLAIM_KEYS = ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence")
+CLAIM_KEYS = ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence",
+              "claim_reason")
 
 
 def claim_words() -> tuple[str, ...]:
     """Every word a claim can take: the verdicts of :mod:`~posteval.metrics.verdicts` ("yes", "no",
-    "not resolved") followed by the calibration words (:data:`CALIBRATION_WORDS`).
+    "not resolved"), the calibration words (:data:`CALIBRATION_WORDS`) and "not testable".
 
     Reference: "no" covers both a refuted claim and an equivalence (an interval inside the margin,
     Schuirmann 1987, *J. Pharmacokinet. Biopharm.* 15, 657); "under-covers" / "over-covers" are the
@@ -70,9 +76,9 @@ def claim_words() -> tuple[str, ...]:
     forecasts, calibration and sharpness", *J. R. Statist. Soc. B* 69, 243.
 
     >>> claim_words()
-    ('yes', 'no', 'not resolved', 'calibrated', 'under-covers', 'over-covers')
+    ('yes', 'no', 'not resolved', 'calibrated', 'under-covers', 'over-covers', 'not testable')
     """
-    return (*VERDICTS, *CALIBRATION_WORDS.values())
+    return (*VERDICTS, *CALIBRATION_WORDS.values(), NOT_TESTABLE)
 
 
 @dataclass(frozen=True)
@@ -137,12 +143,6 @@ class Claim:
         return self.sentence if self.family == "confirmatory" else f"{self.sentence} ({self.family})"
 
 
-def _p(claim: Claim, iv: Interval) -> float:
-    if claim.direction == 0:
-        return max(iv.p_value(-claim.margin, "greater"), iv.p_value(claim.margin, "less"))
-    return iv.p_value(0.0, "greater" if claim.direction == 1 else "less")
-
-
 def _interval(claim: Claim, measure: Measurements | None, given: Mapping[str, Interval], level: float) -> Interval:
     if claim.name in given:
         iv = given[claim.name]
@@ -159,38 +159,79 @@ def _interval(claim: Claim, measure: Measurements | None, given: Mapping[str, In
     return iv
 
 
-def _shift(iv: Interval, boundary: float) -> tuple[float, float, float]:
-    return iv.estimate - boundary, iv.lo - boundary, iv.hi - boundary
+def _row(c: Claim, iv: Interval) -> dict:
+    signed = "below" in c.words or "above" in c.words
+    pw = word_pvalues(iv, direction=c.direction, margin=c.margin, boundary=c.boundary, signed=signed)
+    return {"estimate": iv.estimate - c.boundary, "lo": iv.lo - c.boundary, "hi": iv.hi - c.boundary,
+            "p": claim_pvalue(pw), "n_seeds": iv.n_seeds, "pw": pw}
+
+
+def _untested(c: Claim, measure: Measurements | None, given: Mapping[str, Interval], level: float, reason: str) -> dict:
+    try:
+        iv = _interval(c, measure, given, level)
+        est, lo, hi, n_seeds = iv.estimate - c.boundary, iv.lo - c.boundary, iv.hi - c.boundary, iv.n_seeds
+    except (KeyError, ValueError):  # a model that was not run or not measured: nothing to show
+        est = lo = hi = np.nan
+        n_seeds = 0
+    return {"estimate": est, "lo": lo, "hi": hi, "p": np.nan, "p_holm": np.nan, "n_seeds": n_seeds,
+            "word": NOT_TESTABLE, "reason": reason}
+
+
+def _said(c: Claim, word: str) -> str:
+    if word in ("yes", "below", "above"):
+        return c.words.get(word, "yes" if word == "yes" else "no")
+    return word
+
+
+def _combine(c: Claim, rows: Mapping[str, dict]) -> dict:
+    missing = [p for p in c.parts if p not in rows]
+    if missing:
+        raise ValueError(f"claim {c.name!r}: parts {missing} are not claims declared before it")
+    parts = [rows[p] for p in c.parts]
+    words = [r["word"] for r in parts]
+    if any(w not in (*VERDICTS, NOT_TESTABLE) for w in words):
+        raise ValueError(f"claim {c.name!r}: parts must be yes/no claims, got words {words}")
+    if NOT_TESTABLE in words:
+        why = "; ".join(f"{p}: {rows[p]['reason']}" for p in c.parts if rows[p]["word"] == NOT_TESTABLE)
+        return {"estimate": np.nan, "lo": np.nan, "hi": np.nan, "p": np.nan, "p_holm": np.nan,
+                "n_seeds": min(r["n_seeds"] for r in parts), "word": NOT_TESTABLE, "reason": why}
+    weakest = max(parts, key=lambda r: r["p_holm"])
+    word = "no" if "no" in words else "yes" if all(w == "yes" for w in words) else NOT_RESOLVED
+    return {"estimate": weakest["estimate"], "lo": weakest["lo"], "hi": weakest["hi"],
+            "p": max(r["p"] for r in parts), "p_holm": weakest["p_holm"],
+            "n_seeds": min(r["n_seeds"] for r in parts), "word": _said(c, word), "reason": ""}
 
 
 def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None, *,
                     intervals: Mapping[str, Interval] | None = None, level: float = 0.95,
-                    min_seeds_equivalence: int = MIN_SEEDS_EQUIVALENCE) -> pd.DataFrame:
+                    not_testable: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Decide every claim: one row per claim (index: name) with ``sentence``, ``source``, ``family``,
     ``direction``, ``margin``, ``estimate``, ``lo``, ``hi`` (of the effect), ``p``, ``p_holm``,
-    ``n_seeds`` and ``word``.
+    ``n_seeds``, ``word`` and ``reason``.
 
     ``intervals`` gives a ready interval per claim name (e.g. a log ratio); all other claims are
-    measured in ``measure``. Claims of ``parts`` come after the claims they name.
+    measured in ``measure``. Claims of ``parts`` come after the claims they name. ``not_testable``
+    maps a claim's name to the reason its preconditions fail (a model that fails the physics checks):
+    its word is "not testable", it takes no part in Holm's adjustment, and the reason is kept.
 
-    The rules (see the module docstring), with alpha = (1 - level) / 2 and [lo, hi] the effect's
-    interval (:meth:`~posteval.metrics.intervals.Interval.p_value` its dual p-values):
+    The one rule, for every word (with alpha = 1 - level):
 
-    * direction +-1: p = the one-sided p-value of effect = 0 in the claimed direction; "yes" when
-      p_holm < alpha; "no" when [lo, hi] excludes 0 on the other side or lies inside
-      [-margin, margin] (with at least ``min_seeds_equivalence`` seeds where seeds vary);
-    * direction 0: p = max(p(effect <= -margin), p(effect >= margin)), the two one-sided tests;
-      ``words["yes"]`` when p_holm < alpha with enough seeds, else the side of a signed question or
-      "no" beyond the margin, else "not resolved";
-    * Holm's adjustment within each ``family``, p_holm = :func:`~posteval.metrics.verdicts.holm`;
-    * ``parts``: "yes" if every part is, "no" if one is; p = max of the parts' p (not adjusted).
+    * each word's one-sided p-value p_w (:func:`~posteval.metrics.verdicts.word_pvalues`: "yes"
+      rejects effect <= 0 in the claimed direction, "no" rejects effect >= margin in it; for an
+      equivalence "yes" is the two one-sided tests against -+margin, and a signed question's
+      "below" / "above" reject the other sign);
+    * the claim's p = min(1, 2 min_w p_w) (:func:`~posteval.metrics.verdicts.claim_pvalue`), Holm's
+      adjustment within each ``family`` (:func:`~posteval.metrics.verdicts.holm`);
+    * the words with 2 p_w p_holm / p < alpha are resolved; the first in "yes", "below", "above",
+      "no" is said (:func:`~posteval.metrics.verdicts.decide`), else "not resolved";
+    * ``parts``: "yes" if every part is, "no" if one is; p = max of the parts' p (not adjusted again).
 
-    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Schuirmann (1987),
-    *J. Pharmacokinet. Biopharm.* 15, 657 (two one-sided tests); Berger (1982), *Technometrics* 24,
-    295 (intersection-union claims of parts).
+    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Shaffer (1980), *Ann.
+    Statist.* 8, 1342 (directional words after it); Schuirmann (1987), *J. Pharmacokinet. Biopharm.*
+    15, 657 (two one-sided tests); Berger (1982), *Technometrics* 24, 295 (claims of parts).
 
-    Example: five seeds per model; Holm doubles the smaller p (0.0007 -> 0.0013); the equivalence p is
-    the larger of its two one-sided p-values:
+    Example: five seeds per model; the equivalence's p is twice the larger of its two one-sided
+    p-values, and Holm multiplies the smaller claim p by two:
 
     >>> from posteval.metrics.intervals import Measurements
     >>> m = Measurements(seed_values={"crps": {"flow": [1.00, 1.10, 0.90, 1.00, 1.00],
@@ -203,86 +244,43 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
     ...           Claim("both", "both hold (paper)", parts=("lower", "same"))]
     >>> print(evaluate_claims(claims, m)[["estimate", "lo", "hi", "p", "p_holm", "word"]].round(4).to_string())
            estimate      lo      hi       p  p_holm word
-    lower    -0.086 -0.1159 -0.0561  0.0007  0.0013  yes
-    same      0.006 -0.0128  0.0248  0.0015  0.0015  yes
-    both      0.006 -0.0128  0.0248  0.0015  0.0015  yes
+    lower    -0.086 -0.1159 -0.0561  0.0013  0.0027  yes
+    same      0.006 -0.0128  0.0248  0.0029  0.0029  yes
+    both      0.006 -0.0128  0.0248  0.0029  0.0029  yes
     """
     level = level_value(level)
     given = dict(intervals or {})
+    untested = dict(not_testable or {})
     names = [c.name for c in claims]
     if len(set(names)) != len(names):
         raise ValueError(f"claims: repeated names {sorted({n for n in names if names.count(n) > 1})}")
+    unknown = sorted(set(untested) - set(names))
+    if unknown:
+        raise ValueError(f"not_testable: {unknown} are not claims of the table")
+    for k, why in untested.items():
+        if not isinstance(why, str) or not why.strip():
+            raise ValueError(f"not_testable[{k!r}]: a claim that is not testable needs its reason")
     rows: dict[str, dict] = {}
-    alpha = (1 - level) / 2
     for c in claims:
         if c.parts:
             continue
-        iv = _interval(c, measure, given, level)
-        if c.boundary != 0.0:
-            # the effect is metric - boundary: test on the interval's own scale
-            est, lo, hi = _shift(iv, c.boundary)
-            if c.direction == 0:
-                p = max(iv.p_value(c.boundary - c.margin, "greater"), iv.p_value(c.boundary + c.margin, "less"))
-            else:
-                p = iv.p_value(c.boundary, "greater" if c.direction == 1 else "less")
+        if c.name in untested:
+            rows[c.name] = _untested(c, measure, given, level, untested[c.name])
         else:
-            est, lo, hi = iv.estimate, iv.lo, iv.hi
-            p = _p(c, iv)
-        rows[c.name] = {"estimate": est, "lo": lo, "hi": hi, "p": p, "n_seeds": iv.n_seeds,
-                        "seeds_vary": iv.seed_var > 0}
-    # Holm within each family (parts claims are not adjusted: an intersection-union test)
+            rows[c.name] = _row(c, _interval(c, measure, given, level))
+    # Holm within each family (not-testable claims and claims of parts take no part)
     for fam in dict.fromkeys(c.family for c in claims):
-        members = [c.name for c in claims if c.family == fam and not c.parts]
-        if members:
-            for k, p in zip(members, holm([rows[k]["p"] for k in members])):
-                rows[k]["p_holm"] = float(p)
+        members = [c.name for c in claims if c.family == fam and not c.parts and c.name not in untested]
+        for k, p in zip(members, holm([rows[k]["p"] for k in members])):
+            rows[k]["p_holm"] = float(p)
     for c in claims:
-        if not c.parts:
+        if c.name in rows and c.name not in untested:
             r = rows[c.name]
-            r["word"] = _word(c, r, alpha, min_seeds_equivalence)
+            r["word"] = _said(c, decide(r.pop("pw"), r["p_holm"], level=level))
+            r["reason"] = ""
     for c in claims:
-        if not c.parts:
-            continue
-        missing = [p for p in c.parts if p not in rows]
-        if missing:
-            raise ValueError(f"claim {c.name!r}: parts {missing} are not claims declared before it")
-        parts = [rows[p] for p in c.parts]
-        weakest = max(parts, key=lambda r: r["p_holm"])
-        words = [r["word"] for r in parts]
-        if any(w not in VERDICTS for w in words):
-            raise ValueError(f"claim {c.name!r}: parts must be yes/no claims, got words {words}")
-        word = "no" if "no" in words else "yes" if all(w == "yes" for w in words) else NOT_RESOLVED
-        rows[c.name] = {"estimate": weakest["estimate"], "lo": weakest["lo"], "hi": weakest["hi"],
-                        "p": max(r["p"] for r in parts), "p_holm": weakest["p_holm"],
-                        "n_seeds": min(r["n_seeds"] for r in parts), "seeds_vary": any(r["seeds_vary"] for r in parts),
-                        "word": c.words.get("yes", "yes") if word == "yes" else word}
-    out = pd.DataFrame.from_dict(
+        if c.parts:
+            rows[c.name] = _combine(c, rows)
+    return pd.DataFrame.from_dict(
         {c.name: {"sentence": c.display_sentence, "source": c.source, "family": c.family, "direction": c.direction,
                   "margin": float(c.margin), **rows[c.name]} for c in claims}, orient="index")
-    return out.drop(columns="seeds_vary")
-
-
-def _word(c: Claim, r: dict, alpha: float, min_seeds: int) -> str:
-    lo, hi = r["lo"], r["hi"]
-    enough = r["n_seeds"] >= min_seeds or not r["seeds_vary"]
-    yes = r["p_holm"] < alpha
-    if c.direction == 0:
-        if yes and enough:
-            return c.words.get("yes", "yes")
-        if "below" in c.words or "above" in c.words:  # a signed question (calibration): the side, if resolved
-            if hi < 0:
-                return c.words.get("below", "no")
-            if lo > 0:
-                return c.words.get("above", "no")
-            return NOT_RESOLVED
-        # "no" only when the effect is resolved beyond the margin (an interval off zero but inside the
-        # margin is not evidence against equivalence)
-        return "no" if (lo > c.margin or hi < -c.margin) else NOT_RESOLVED
-    if yes:
-        return c.words.get("yes", "yes")
-    other = hi < 0 if c.direction == 1 else lo > 0
-    if other:
-        return "no"
-    if c.margin > 0 and -c.margin <= lo and hi <= c.margin and enough:
-        return "no"
-    return NOT_RESOLVED
