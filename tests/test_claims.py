@@ -61,3 +61,28 @@ def test_claims_frame_collects_words_and_refuses_numbers(monkeypatch):
     book.record("claim.number", 1.0)
     with pytest.raises(ValueError, match="number"):
         claims_frame()
+
+
+def test_a_claim_that_is_not_testable_keeps_its_reason_and_leaves_the_family(monkeypatch):
+    """The fourth word: a claim whose preconditions fail is "not testable" with its reason
+    (``claim_reason.<name>``), shown in the reader's table, and takes no part in Holm's adjustment."""
+    monkeypatch.setattr(book, "_recorded", {})
+    claims = [Claim("a", "a is positive (paper)"), Claim("b", "b is positive (paper)"),
+              Claim("ab", "a and b are positive (paper)", parts=("a", "b"))]
+    ivs = {"a": _iv(0.3, 0.0, 0.05, 1), "b": _iv(0.3, 0.0, 0.05, 1)}
+    both = evaluate_claims(claims, intervals=ivs)
+    t = evaluate_claims(claims, intervals=ivs, not_testable={"b": "the model fails the W-mass check"})
+    assert t.loc["b", "word"] == "not testable" and t.loc["b", "reason"] == "the model fails the W-mass check"
+    assert t.loc["ab", "word"] == "not testable" and "b: the model fails" in t.loc["ab", "reason"]
+    assert t.loc["b", "estimate"] == pytest.approx(0.3)  # the interval is still shown
+    assert t.loc["a", "p_holm"] == pytest.approx(t.loc["a", "p"])  # a family of one now, of two before
+    assert both.loc["a", "p_holm"] == pytest.approx(2 * both.loc["a", "p"])
+    record_claims(t)
+    assert book.recorded()["claim_reason.b"] == "the model fails the W-mass check"
+    assert book.recorded()["claim_reason.a"] == ""
+    assert conclusions(t).loc["b is positive (paper)", "verdict"] == "not testable: the model fails the W-mass check"
+    assert conclusions(t).loc["b is positive (paper)", "p (Holm)"] == numformat.MISSING
+    with pytest.raises(ValueError, match="not claims"):
+        evaluate_claims(claims, intervals=ivs, not_testable={"zz": "why"})
+    with pytest.raises(ValueError, match="reason"):
+        evaluate_claims(claims, intervals=ivs, not_testable={"a": " "})

@@ -13,13 +13,14 @@ from scipy import stats
 
 from posteval.claims import record_claims
 from posteval.metrics.claims import CALIBRATION_WORDS, Claim, claim_words, evaluate_claims
-from posteval.metrics.intervals import MIN_SEEDS_EQUIVALENCE, Interval, Measurements, seed_interval
+from posteval.metrics.intervals import Interval, Measurements, seed_interval
 
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-ALPHA = 0.025  # a "yes" is a one-sided test at (1 - level) / 2, level 0.95
+ALPHA = 0.025  # every word is a one-sided test at (1 - level) / 2, level 0.95
+FAMILY = 0.05   # the claim's p (twice its smallest word's) against 1 - level
 
 
 def _iv(estimate, seed_sd=0.01, event_sd=0.001, n_seeds=3, level=0.95):
@@ -39,8 +40,9 @@ def _one(claim, iv):
 @pytest.mark.parametrize("iv, kwargs, want", [
     (_iv(0.15), {}, "yes"),
     (_iv(-0.15), {}, "no"),                                              # the other side excluded: no at any S
-    (_iv(0.0, 0.002), dict(margin=0.02), "not resolved"),                # equivalence needs 5 seeds when seeds vary
+    (_iv(0.0, 0.002), dict(margin=0.02), "no"),                          # inside the margin with 3 seeds (t, 2 df)
     (_iv(0.0, 0.002, n_seeds=5), dict(margin=0.02), "no"),
+    (_iv(0.0, 0.006, n_seeds=2), dict(margin=0.02), "not resolved"),     # t with 1 df: the interval passes the margin
     (_iv(0.0, 0.0, 0.002), dict(margin=0.02), "no"),                     # no training variance (a fixed referee)
     (_iv(1.015, 0.002), dict(boundary=1.03, direction=-1), "yes"),       # below a target
     (_iv(1.015, 0.002), dict(boundary=1.0, direction=-1), "no"),
@@ -52,7 +54,7 @@ def test_word_of_one_claim(iv, kwargs, want):
     row = _one(c, iv)
     assert row["word"] == want
     assert row["p_holm"] == row["p"]  # a family of one
-    assert (row["p"] < ALPHA) == (want == "yes")  # the p-value is the interval's dual
+    assert (row["p"] < FAMILY) == (want != "not resolved")  # a word is said exactly when the claim's p is small
 
 
 def test_claims_on_per_seed_values():
@@ -104,31 +106,55 @@ def _claims(k, directions):
             for j, d in zip(range(k), directions)]
 
 
-def test_holm_keeps_the_family_wise_rate_of_a_false_yes_under_a_global_null():
+def test_holm_keeps_the_family_wise_rate_of_any_directional_word_under_a_global_null():
+    """Every effect 0: a "yes" (the claimed sign) and a "no" (the other sign, no margin) are both wrong.
+    The issue's bound: any directional word in a family of 20 at most 5 % (3 binomial sd), the two
+    directions alike; without Holm the same words would fill most families."""
     rng = np.random.default_rng(23)
     k, repeats = 20, 1000
     claims = _claims(k, [1 if j % 2 else -1 for j in range(k)])
-    holm_yes, raw_yes, raw_claims = 0, 0, 0
+    any_word, any_yes, any_no, raw_any, raw_claims = 0, 0, 0, 0, 0
     for _ in range(repeats):
         scores = _null_family(rng, k)
         table = evaluate_claims(claims, Measurements(event_scores={c: {"model": s} for c, s in scores.items()}))
-        holm_yes += (table["word"] == "yes").any()
-        raw = table["p"] < ALPHA  # the unadjusted verdict: the interval excludes 0 on the claimed side
-        raw_yes += raw.any()
+        any_word += (table["word"] != "not resolved").any()
+        any_yes += (table["word"] == "yes").any()
+        any_no += (table["word"] == "no").any()
+        raw = table["p"] < FAMILY  # unadjusted: the interval excludes 0 on either side
+        raw_any += raw.any()
         raw_claims += raw.sum()
-        side = (table["lo"] > 0) & (table["direction"] == 1) | (table["hi"] < 0) & (table["direction"] == -1)
+        side = (table["lo"] > 0) | (table["hi"] < 0)
         assert side.equals(raw)
     sd = lambda p: np.sqrt(p * (1 - p) / repeats)  # noqa: E731 - binomial sd of a rate over the repeats
-    rate = holm_yes / repeats
-    # the issue's bound: at most 5 % within 3 binomial sd; and the layer's own promise (a one-sided
-    # "yes" at alpha / 2 = 2.5 %, so any false yes at most 2.5 % within 3 sd)
-    assert rate <= 0.05 + 3 * sd(0.05)
-    assert rate <= ALPHA + 3 * sd(ALPHA)
-    # without Holm the same verdicts make a false "yes" in a large part of the families
-    # (1 - 0.975^20 = 0.40 for exact tests); each claim alone is at its level or below (the rule
-    # counts the seed-specific event noise in both parts: conservative)
-    assert raw_yes / repeats > 0.25
-    assert raw_claims / (k * repeats) <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / (k * repeats))
+    assert any_word / repeats <= FAMILY + 3 * sd(FAMILY)
+    # both directions get the same control: neither word takes more than its half plus noise
+    assert any_yes / repeats <= ALPHA + 3 * sd(ALPHA) and any_no / repeats <= ALPHA + 3 * sd(ALPHA)
+    # without Holm the same words fill a large part of the families (1 - 0.95^20 = 0.64 for exact
+    # tests); each claim alone is at its level or below (the rule counts the seed-specific event
+    # noise in both parts: conservative)
+    assert raw_any / repeats > 0.4
+    assert raw_claims / (k * repeats) <= FAMILY + 3 * np.sqrt(FAMILY * (1 - FAMILY) / (k * repeats))
+
+
+def test_a_margin_makes_no_a_test_at_its_level_too():
+    """A claimed effect exactly at the margin: "no" (absent or below the margin) is wrong, and is said at
+    most 2.5 % of the time, as a wrong "yes" is at an effect of 0."""
+    rng = np.random.default_rng(31)
+    repeats, margin = 1000, 0.1
+    claim = Claim("c", "the effect is positive (simulated)", "d", "model", direction=1, margin=margin,
+                  margin_reason="a tenth of the score's sd")
+    no = yes = 0
+    for _ in range(repeats):
+        d0 = margin + rng.normal(0, 0.01, 3)[None, :] + rng.normal(0, 1.0, (2000, 3))
+        d1 = rng.normal(0, 0.01, 3)[None, :] + rng.normal(0, 1.0, (2000, 3))
+        no += _one_measured(claim, d0) == "no"
+        yes += _one_measured(claim, d1) == "yes"
+    sd = np.sqrt(ALPHA * (1 - ALPHA) / repeats)
+    assert no / repeats <= ALPHA + 3 * sd and yes / repeats <= ALPHA + 3 * sd
+
+
+def _one_measured(claim, d):
+    return evaluate_claims([claim], Measurements(event_scores={"d": {"model": d}})).loc[claim.name, "word"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,22 +233,24 @@ def _equivalence_rate(rng, effect, n_seeds, margin, repeats, n=2000, seed_sd=0.0
     return pd.Series(out).value_counts() / repeats
 
 
-def test_an_exact_null_effect_is_equivalent_with_enough_seeds_and_never_with_fewer():
+def test_an_exact_null_effect_is_equivalent_with_three_seeds_as_with_five():
+    """No minimum of seeds: the Student-t quantile over S - 1 degrees of freedom carries the
+    uncertainty of the seed variance, so an equivalence is resolved with the chapters' three seeds
+    (and at the margin stays a test at its level, below)."""
     rng = np.random.default_rng(4)
-    rates = _equivalence_rate(rng, 0.0, MIN_SEEDS_EQUIVALENCE, 0.1, 300)
-    assert rates.get("yes", 0) >= 0.95
-    for s in range(2, MIN_SEEDS_EQUIVALENCE):
-        rates = _equivalence_rate(rng, 0.0, s, 0.1, 100)
-        assert "yes" not in rates
-    # the same interval without training variance (an untrained model, one column) needs no seeds
+    for s, power in ((3, 0.8), (5, 0.95)):  # the conventional 80 % power is reached with three seeds
+        rates = _equivalence_rate(rng, 0.0, s, 0.1, 300)
+        assert rates.get("yes", 0) >= power
+    # the same interval without training variance (an untrained model, one column)
     rates = _equivalence_rate(rng, 0.0, 1, 0.1, 100, seed_sd=0.0)
     assert rates.get("yes", 0) >= 0.95
 
 
-def test_equivalence_at_the_margin_is_a_test_at_its_level():
+@pytest.mark.parametrize("n_seeds", [3, 5])
+def test_equivalence_at_the_margin_is_a_test_at_its_level(n_seeds):
     """Two one-sided tests: a true effect exactly at the margin is called equivalent at most 2.5 %."""
     repeats = 1000
-    rates = _equivalence_rate(np.random.default_rng(5), 0.06, 5, 0.06, repeats, n=4000)
+    rates = _equivalence_rate(np.random.default_rng(5), 0.06, n_seeds, 0.06, repeats, n=4000)
     assert rates.get("yes", 0) <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / repeats)
 
 
@@ -257,12 +285,12 @@ def test_claims_of_parts_take_the_largest_p_and_all_of_the_words():
 
 
 def test_holm_is_applied_within_each_family():
-    ivs = {n: _iv(0.02, 0.0, 0.01, 1) for n in "abcd"}  # p about 0.023 each, one-sided
+    ivs = {n: _iv(0.02, 0.0, 0.01, 1) for n in "abcd"}  # p about 0.046 each (twice the one-sided 0.023)
     claims = [Claim("a", "a (paper)"), Claim("b", "b (paper)"),
               Claim("c", "c (this book)", family="exploratory"), Claim("d", "d (this book)", family="exploratory")]
     t = evaluate_claims(claims, intervals=ivs)
     p = t.loc["a", "p"]
-    assert p < ALPHA < 2 * p
+    assert p < FAMILY < 2 * p
     assert t["p_holm"].tolist() == pytest.approx([2 * p] * 4)  # k = 2 in each family, not 4
     assert (t["word"] == "not resolved").all()
     assert t.loc["c", "sentence"].endswith("(exploratory)") and not t.loc["a", "sentence"].endswith("(exploratory)")
