@@ -9,19 +9,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT_DIR:-/tmp/designs03}
 mkdir -p "$out"
-.venv/bin/python - "$out" <<'PY'
-import sys, nbformat, jupytext
-out = sys.argv[1]
-nb = jupytext.read("chapters/03_top_quark.md")
-cells = []
-for c in nb.cells:
-    if c.cell_type != "code":
-        continue
-    cells.append(c)
-    if "def train_kinds(" in c.source:
-        break
-cells.append(nbformat.v4.new_code_cell(open("scripts/designs03_cell.py").read()))
-nb.cells = cells
-nbformat.write(nb, f"{out}/in.ipynb")
-PY
+.venv/bin/python scripts/chapter03_prefix.py "$out" scripts/designs03_cell.py
 .venv/bin/papermill "$out/in.ipynb" "$out/out.ipynb" -f params/ci/03_top_quark.yaml --cwd chapters --log-output

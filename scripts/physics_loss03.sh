@@ -7,17 +7,11 @@ cd "$(dirname "$0")/.."
 out=${OUT_DIR:-/tmp/physics_loss03}
 mkdir -p "$out"
 .venv/bin/python - "$out" "${@:-1.0}" <<'PY'
-import sys, nbformat, jupytext
+import sys
+sys.path.insert(0, "scripts")
+from chapter03_prefix import write_notebook
 out, weights = sys.argv[1], [float(w) for w in sys.argv[2:]]
-nb = jupytext.read("chapters/03_top_quark.md")
-cells = []
-for c in nb.cells:
-    if c.cell_type != "code":
-        continue
-    cells.append(c)
-    if "def train_kinds(" in c.source:
-        break
-cells.append(nbformat.v4.new_code_cell(f"""
+write_notebook(out, f"""
 import sys, time
 sys.path.insert(0, "../scripts")
 from physics_loss03 import PhysicsTermFlow, frame_tensors as aux_of
@@ -58,8 +52,6 @@ for name, make, d in [("lepton-frame flow", partial(build_event_model, "flow", d
     rows[name] = {{**scores(nu), "CRPS [GeV]": crps_of(nu), "epochs": hist.epochs, "train s": round(secs)}}
     print(name, rows[name], flush=True)
 pd.DataFrame(rows).T
-"""))
-nb.cells = cells
-nbformat.write(nb, f"{out}/in.ipynb")
+""")
 PY
 .venv/bin/papermill "$out/in.ipynb" "$out/out.ipynb" -f params/ci/03_top_quark.yaml --cwd chapters --log-output

@@ -54,12 +54,12 @@ class MixtureDensityNetwork(torch.nn.Module):
     >>> by_hand = torch.logsumexp(log_w + normal.log_prob(x[:, None, :]).sum(-1), dim=-1)
     >>> bool(torch.allclose(mdn.log_prob(x, c), by_hand, atol=1e-5))
     True
+    >>> bool(torch.allclose(mdn.mean(c), (log_w.exp()[:, :, None] * mu).sum(1)))  # the mixture mean, by hand
+    True
     >>> bool(torch.allclose(mdn.loss((c, x)), -mdn.log_prob(x, c).mean()))
     True
     >>> mdn.sample(c, 4, generator=torch.Generator().manual_seed(0)).shape
     torch.Size([5, 4, 2])
-    >>> bool(torch.allclose(mdn.mean(c), (log_w.exp()[:, :, None] * mu).sum(1)))
-    True
     """
 
     def __init__(self, dim: int, context_dim: int, *, components: int = 5,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field, fields
@@ -552,6 +553,29 @@ def fit(
     return history
 
 
+def _example_problem() -> tuple:
+    """The toy problem of this module's examples: ``(build, settings, (c, x))``.
+
+    ``build = partial(PointRegressor, 2, 3, hidden=(8,))``, a fresh small regressor of a 2-d target on
+    a 3-d context; ``settings = TrainingSettings(epochs=2, batch_size=16, lr=1e-2)``; c ``(32, 3)`` and
+    x ``(32, 2)`` standard normal, drawn after ``torch.manual_seed(0)`` (which it leaves seeded).
+    Drawing them runs torch, so it keeps the CPU kernels torch now runs (``ATEN_CPU_CAPABILITY``, unless
+    set) for `seed_everything` of `train_item`, as a chapter picks them before torch runs.
+
+    >>> build, settings, (c, x) = _example_problem()
+    >>> type(build()).__name__, settings.epochs, tuple(c.shape), tuple(x.shape)
+    ('PointRegressor', 2, (32, 3), (32, 2))
+    """
+    from functools import partial
+
+    from posteval.models import PointRegressor  # here: posteval.models imports this module
+
+    os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
+    torch.manual_seed(0)
+    c, x = torch.randn(32, 3), torch.randn(32, 2)
+    return partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2), (c, x)
+
+
 def train_model(build: Callable[[], torch.nn.Module], train: torch.Tensor | Sequence[torch.Tensor],
                 val: torch.Tensor | Sequence[torch.Tensor] | None = None, settings: TrainingSettings | None = None, *,
                 seed: int = 0, device: str = "cpu", **fit_kwargs: Any) -> tuple[torch.nn.Module, TrainHistory]:
@@ -572,11 +596,7 @@ def train_model(build: Callable[[], torch.nn.Module], train: torch.Tensor | Sequ
     Example
     -------
     >>> import torch
-    >>> from functools import partial
-    >>> from posteval.models import PointRegressor
-    >>> _ = torch.manual_seed(0)
-    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
-    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> build, settings, (c, x) = _example_problem()  # a small PointRegressor, 2 epochs, 32 events
     >>> m1, h1 = train_model(build, (c, x), None, settings, seed=3, disable=True)
     >>> m2, h2 = train_model(build, (c, x), None, settings, seed=3, disable=True)
     >>> all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))  # same seed, same weights
@@ -628,11 +648,7 @@ class TrainingJob:
     Example
     -------
     >>> import torch
-    >>> from functools import partial
-    >>> from posteval.models import PointRegressor
-    >>> _ = torch.manual_seed(0)
-    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
-    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> build, settings, (c, x) = _example_problem()  # a small PointRegressor, 2 epochs, 32 events
     >>> job = TrainingJob(build, 0, (c, x), None, settings, fit_kwargs={"disable": True}, rows=[0, 0, 5])
     >>> job.threads, job.device, list(job.rows)
     (1, 'cpu', [0, 0, 5])
@@ -664,13 +680,7 @@ def train_item(job: TrainingJob) -> tuple[torch.nn.Module, TrainHistory]:
     Example
     -------
     >>> import torch
-    >>> from functools import partial
-    >>> from posteval.models import PointRegressor
-    >>> _ = torch.manual_seed(0)
-    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
-    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
-    >>> import os  # seed_everything keeps torch's CPU kernels; a chapter picks them before torch runs
-    >>> _ = os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
+    >>> build, settings, (c, x) = _example_problem()  # a small PointRegressor, 2 epochs, 32 events
     >>> job = TrainingJob(build, 0, (c, x), None, settings, threads=torch.get_num_threads(),
     ...                   fit_kwargs={"disable": True}, rows=list(range(0, 32, 2)))
     >>> (m1, h1), (m2, h2) = train_item(job), train_item(job)
@@ -724,11 +734,7 @@ def training_items(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]],
     Example
     -------
     >>> import torch
-    >>> from functools import partial
-    >>> from posteval.models import PointRegressor
-    >>> _ = torch.manual_seed(0)
-    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
-    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
+    >>> build, settings, (c, x) = _example_problem()  # a small PointRegressor, 2 epochs, 32 events
     >>> import numpy as np
     >>> rows = np.random.default_rng(0).integers(0, 32, size=32)  # a bootstrap resample for seed 0
     >>> items = training_items([(build, 0), (build, 1)], (c, x), None, settings, train_rows=[rows, None], disable=True)
@@ -788,13 +794,7 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]],
     Example
     -------
     >>> import torch
-    >>> from functools import partial
-    >>> from posteval.models import PointRegressor
-    >>> _ = torch.manual_seed(0)
-    >>> c, x = torch.randn(32, 3), torch.randn(32, 2)
-    >>> build, settings = partial(PointRegressor, 2, 3, hidden=(8,)), TrainingSettings(epochs=2, batch_size=16, lr=1e-2)
-    >>> import os  # seed_everything keeps torch's CPU kernels; a chapter picks them before torch runs
-    >>> _ = os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
+    >>> build, settings, (c, x) = _example_problem()  # a small PointRegressor, 2 epochs, 32 events
     >>> results = train_models([(build, 0), (build, 0), (build, 1)], (c, x), None, settings,
     ...                        threads=torch.get_num_threads(), progress=False, disable=True)
     >>> len(results), [history.epochs for _, history in results]

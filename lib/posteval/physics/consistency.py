@@ -69,7 +69,10 @@ CONSISTENCY_METRICS = ("w_window.nu", "w_window.nubar", "top_window", "met_closu
 
 @dataclass(frozen=True)
 class Tolerances:
-    """What "physically consistent" allows against the truth (see the module docstring)."""
+    """What "physically consistent" allows against the truth (see the module docstring): a model's W
+    windows at least ``w_ratio`` and its top window at least ``top_ratio`` x the truth's, its MET
+    closure at most ``closure_ratio`` x the truth's, its unphysical fraction at most the truth's +
+    ``unphysical_excess``."""
 
     w_ratio: float = 0.9
     top_ratio: float = 0.6

@@ -41,6 +41,8 @@ Example
 >>> rng = np.random.default_rng(1)
 >>> lep = rng.normal(0, 40, (4, 2, 3)); met = rng.normal(0, 40, (4, 2)); nu = rng.normal(0, 40, (4, 2, 3))
 >>> u = to_joint(nu, lep, met)
+>>> u.shape  # one row of JOINT_NAMES per event, where the lepton frame has (2, 3) per event
+(4, 6)
 >>> bool(np.allclose(from_joint(u, lep, met), nu))
 True
 """
@@ -51,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coordinates import wrap_angle
+from .coordinates import _check, wrap_angle
 
 __all__ = ["JOINT_NAMES", "W_MASS", "CAP", "to_joint", "from_joint", "log_abs_det_jacobian", "region_centre",
            "JointGuards"]
@@ -69,15 +71,6 @@ SHARPNESS = 4.0  # the power of the smooth minimum of the exits
 
 def _softplus(x):
     return np.logaddexp(0.0, x)
-
-
-def _check(name: str, a, last: tuple) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    if a.ndim < 2 or a.shape[-len(last):] != last:
-        raise ValueError(f"{name}: expected shape (n, ..., {', '.join(map(str, last))}), got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name}: contains NaN or infinite values")
-    return a
 
 
 @dataclass(frozen=True)
