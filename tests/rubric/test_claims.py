@@ -103,7 +103,8 @@ def test_record_table_writes_the_keys_of_every_claim():
     for c in CLAIMS:
         for key in ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence"):
             assert f"{key}.test_rc.{c.name}" in rec
-    assert rec["claim.test_rc.d"] == "not resolved" and np.isnan(rec["claim_estimate.test_rc.d"])
+    assert rec["claim.test_rc.d"] == "not testable" and np.isnan(rec["claim_estimate.test_rc.d"])
+    assert rec["claim_reason.test_rc.d"] == "not measured"
 
 
 def test_interval_numbers():
@@ -122,3 +123,19 @@ def test_chapter_types_no_verdict_the_intervals_should_decide():
         assert phrase not in text, f"typed-in verdict {phrase!r}: glue claim.* instead"
     for c in CLAIMS:
         assert f"{{glue:text}}`claim.{c.name}`" in text, f"claim ({c.name}) is not glued in the prose"
+
+
+def test_seeds_only_and_the_claims_decided_after_an_extension():
+    from posteval.rubric.claims import decided_after_extension, seeds_only
+    final = pd.DataFrame({"seed": [0, 1, 2, 3], "condition": ["a"] * 4, "x": [1.0, 2.0, 3.0, 4.0]})
+    history = final.assign(step=0)
+    f, h = seeds_only(final, history, [2, 3])
+    assert f["seed"].tolist() == [2, 3] and h["seed"].tolist() == [2, 3]
+    with pytest.raises(ValueError, match="not in the record"):
+        seeds_only(final, history, [7])
+    with pytest.raises(ValueError, match="at least one seed"):
+        seeds_only(final, history, [])
+    pooled = pd.DataFrame({"word": ["yes", "not resolved", "no", "yes"],
+                           "record": ["power", "power", "power", "sweep"]}, index=list("abcd"))
+    first = pd.DataFrame({"word": ["not resolved", "not resolved", "no"]}, index=list("abc"))
+    assert decided_after_extension(pooled, first, "power") == ["a"]

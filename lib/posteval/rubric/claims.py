@@ -157,6 +157,49 @@ def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claim
     return table
 
 
+def seeds_only(final: pd.DataFrame, history: pd.DataFrame, seeds) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of ``final`` and ``history`` of the given ``seeds`` only: the seeds a run added when it
+    was extended after a look at an earlier run, reported alone beside the pooled result.
+
+    Example
+    -------
+    >>> f = pd.DataFrame({"seed": [0, 1, 2], "condition": ["a"] * 3})
+    >>> h = pd.DataFrame({"seed": [0, 1, 2], "condition": ["a"] * 3, "step": [0, 0, 0]})
+    >>> [len(x) for x in seeds_only(f, h, range(1, 3))]
+    [2, 2]
+    """
+    keep = set(int(s) for s in seeds)
+    if not keep:
+        raise ValueError("seeds: expected at least one seed")
+    for name, frame in (("final", final), ("history", history)):
+        if "seed" not in frame.columns:
+            raise ValueError(f"{name}: expected a column 'seed'")
+    missing = keep - set(final["seed"].astype(int))
+    if missing:
+        raise ValueError(f"seeds {sorted(missing)} are not in the record")
+    return final[final["seed"].astype(int).isin(keep)], history[history["seed"].astype(int).isin(keep)]
+
+
+def decided_after_extension(pooled: pd.DataFrame, first: pd.DataFrame, extended: str) -> list[str]:
+    """The claims read from the ``extended`` record (column ``record`` of :func:`claims_table`) that
+    the ``first`` record alone did not resolve: the claims decided only after the run was extended.
+
+    Example
+    -------
+    >>> pooled = pd.DataFrame({"word": ["yes", "no", "yes"], "record": ["power", "power", "sweep"]}, index=list("abc"))
+    >>> first = pd.DataFrame({"word": ["not resolved", "no", "yes"]}, index=list("abc"))
+    >>> decided_after_extension(pooled, first, "power")
+    ['a']
+    """
+    out = []
+    for name, r in pooled.iterrows():
+        if r["record"] != extended or r["word"] in ("not resolved", "not testable"):
+            continue
+        if name not in first.index or first.loc[name, "word"] in ("not resolved", "not testable"):
+            out.append(str(name))
+    return out
+
+
 def interval_numbers(final: pd.DataFrame, metrics=("transfer", "transfer_indep", "verdict_acc"), *,
                      prefix: str = "") -> dict:
     """``<metric>_lo.<condition>`` / ``<metric>_hi.<condition>``: 95 % t-interval of the mean over seeds."""
@@ -189,9 +232,10 @@ def agreement(words: Mapping[str, str], source: str = "Proxy-GRM") -> str:
     >>> agreement({"": "no"})
     'The miniature disagrees with Proxy-GRM (the interval lies on the other side of 0).'
     """
-    groups = {w: [label for label, word in words.items() if word == w] for w in ("yes", "no", "not resolved")}
+    groups = {w: [label for label, word in words.items() if word == w]
+              for w in ("yes", "no", "not resolved", "not testable")}
     if sum(map(len, groups.values())) != len(words):
-        raise ValueError(f"words must be yes / no / not resolved, got {dict(words)}")
+        raise ValueError(f"words must be yes / no / not resolved / not testable, got {dict(words)}")
 
     def named(labels):
         labels = [x for x in labels if x]
@@ -200,7 +244,8 @@ def agreement(words: Mapping[str, str], source: str = "Proxy-GRM") -> str:
 
     says = {"yes": lambda x: f"agrees with {source}{x}",
             "no": lambda x: f"disagrees with {source}{x} (the interval lies on the other side of 0)",
-            "not resolved": lambda x: f"neither confirms nor refutes {source}{x} at these seeds"}
+            "not resolved": lambda x: f"neither confirms nor refutes {source}{x} at these seeds",
+            "not testable": lambda x: f"cannot test {source}{x} (not measured in these runs)"}
     order = list(dict.fromkeys(words.values()))  # in the order the labels are given
     return "The miniature " + "; it ".join(says[w](named(groups[w])) for w in order) + "."
 
