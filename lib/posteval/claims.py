@@ -19,13 +19,14 @@ import pandas as pd
 
 from . import numformat
 from .book import record, recorded
+from .margins import registered
 from .metrics.claims import CLAIM_KEYS, claim_words
 from .metrics.verdicts import NOT_TESTABLE
 
 if TYPE_CHECKING:
     from .metrics.claims import Claim
 
-__all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "conclusions"]
+__all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "conclusions", "registered_margins"]
 
 
 def record_claim(name: str, word: str) -> str:
@@ -132,3 +133,26 @@ def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:
     if not rows:
         raise ValueError(f"no recorded words start with {tuple(prefixes)}")
     return pd.DataFrame({"verdict": rows}).rename_axis("claim")
+
+
+def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
+    """The registered margins, tolerances and targets (:mod:`posteval.margins`) that ``claims`` use, one
+    row each (index: what it is, its unit), with its value, why it is that number and where it was set:
+    the table a reader checks before the verdicts.
+
+    Example
+    -------
+    >>> from posteval.metrics.claims import Claim
+    >>> c = Claim("order", "the order changes nothing (this book)", direction=0, margin=0.0376,
+    ...           registered="04.order_margin")
+    >>> registered_margins([c]).iloc[0]["value"]
+    '0.0376'
+    """
+    rows = {}
+    for c in claims:
+        if c.registered and c.registered not in rows:
+            r = registered(c.registered)
+            rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.set_at}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "why", "set"])
+    out.index = pd.Index([f"{registered(k).unit}" for k in rows], name="margin or target (unit)")
+    return out

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..margins import REGISTRY
 from ._validation import level_value
 from .intervals import Interval, Measurements
 from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, claim_pvalue, decide, holm, word_pvalues
@@ -98,6 +99,8 @@ class Claim:
     parts : names of claims that must all hold (an intersection-union claim)
     words : the words for "yes" (and for equivalence claims "below" / "above"), e.g. :data:`CALIBRATION_WORDS`
     source : the source of the claim (paper, Proxy-GRM, this book)
+    registered : the name of its margin, tolerance or target in :data:`posteval.margins.REGISTRY` (its
+        reason, unless ``margin_reason`` says more, and where it was set come from there)
     """
 
     name: str
@@ -113,8 +116,14 @@ class Claim:
     parts: tuple[str, ...] = ()
     words: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+    registered: str = ""
 
     def __post_init__(self) -> None:
+        if self.registered:
+            if self.registered not in REGISTRY:
+                raise ValueError(f"claim {self.name!r}: registered {self.registered!r} is not in posteval.margins")
+            if not self.margin_reason:
+                object.__setattr__(self, "margin_reason", REGISTRY[self.registered]["reason"])
         if not isinstance(self.name, str) or not self.name or any(c.isspace() for c in self.name):
             raise ValueError(f"name: expected a key without spaces, got {self.name!r}")
         if not isinstance(self.sentence, str) or not self.sentence.strip():
@@ -207,7 +216,8 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
                     not_testable: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Decide every claim: one row per claim (index: name) with ``sentence``, ``source``, ``family``,
     ``direction``, ``margin``, ``estimate``, ``lo``, ``hi`` (of the effect), ``p``, ``p_holm``,
-    ``n_seeds``, ``word`` and ``reason``.
+    ``n_seeds``, ``word``, ``reason``, ``margin_reason`` and ``set_at`` (where a registered margin or target
+    was set, :mod:`posteval.margins`).
 
     ``intervals`` gives a ready interval per claim name (e.g. a log ratio); all other claims are
     measured in ``measure``. Claims of ``parts`` come after the claims they name. ``not_testable``
@@ -283,4 +293,5 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
             rows[c.name] = _combine(c, rows)
     return pd.DataFrame.from_dict(
         {c.name: {"sentence": c.display_sentence, "source": c.source, "family": c.family, "direction": c.direction,
-                  "margin": float(c.margin), **rows[c.name]} for c in claims}, orient="index")
+                  "margin": float(c.margin), **rows[c.name], "margin_reason": c.margin_reason,
+                  "set_at": REGISTRY[c.registered]["set_at"] if c.registered else ""} for c in claims}, orient="index")

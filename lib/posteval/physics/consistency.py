@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..margins import value
 from ..metrics.claims import Claim
 from .kinematics import reconstruct_ttbar
 
@@ -74,10 +75,10 @@ class Tolerances:
     closure at most ``closure_ratio`` x the truth's, its unphysical fraction at most the truth's +
     ``unphysical_excess``."""
 
-    w_ratio: float = 0.9
-    top_ratio: float = 0.6
-    closure_ratio: float = 1.5
-    unphysical_excess: float = 0.05
+    w_ratio: float = value("03.physics.w_ratio")
+    top_ratio: float = value("03.physics.top_ratio")
+    closure_ratio: float = value("03.physics.closure_ratio")
+    unphysical_excess: float = value("03.physics.unphysical_excess")
 
     def __post_init__(self):
         for name in ("w_ratio", "top_ratio"):
@@ -214,13 +215,18 @@ def consistency_claims(models: Sequence[str], tolerances: Tolerances = Tolerance
         "met_closure": f"MET closure at most {tolerances.closure_ratio:g} x the truth's",
         "unphysical": f"unphysical fraction at most the truth's + {tolerances.unphysical_excess:g}",
     }
+    tolerance = {"w_window.nu": "w_ratio", "w_window.nubar": "w_ratio", "top_window": "top_ratio",
+                 "met_closure": "closure_ratio", "unphysical": "unphysical_excess"}
+    # the registered tolerance (posteval.margins) where the claim uses it unchanged
+    registered = {k: f"03.physics.{t}" if getattr(tolerances, t) == value(f"03.physics.{t}") else ""
+                  for k, t in tolerance.items()}
     out = []
     for model in models:
         parts = []
         for k in CONSISTENCY_METRICS:
             name = f"consistent.{k}.{model}"
             out.append(Claim(name, f"{labels.get(model, model)}: {reason[k]}", f"{metric_prefix}{k}", model, direction=1,
-                             family=family, source=source))
+                             family=family, source=source, registered=registered[k]))
             parts.append(name)
         out.append(Claim(f"physically_consistent.{model}",
                          f"the {labels.get(model, model)} is physically consistent: " + "; ".join(reason[k] for k in CONSISTENCY_METRICS),

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..margins import registered, value
 from ..metrics.claims import Claim, evaluate_claims
 from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
 
@@ -33,10 +34,9 @@ COLD = "cold_start"
 #: The chapter's transfer metric: mean transfer to the independent judges E3 and E4.
 TRANSFER = "transfer_indep"
 #: Equivalence margin of claim "order" (transfer points); see :data:`ORDER_MARGIN_REASON`.
-ORDER_MARGIN = 0.0376
-ORDER_MARGIN_REASON = (
-    "the smallest transfer effect the source reports as one (Unified-Reward-SFT given Proxy-GRM's rubrics "
-    "gains 3.76 accuracy points): a change below it is no change by the source's own scale")
+ORDER_MARGIN = value("04.order_margin")
+#: Why the order margin is that number (registered in :mod:`posteval.margins`).
+ORDER_MARGIN_REASON = registered("04.order_margin").reason
 #: The explicit aggregation schemes of claim (e) (upstream's ``use_fb``), against the additive sum.
 SCHEMES = {"and_gate": ("agg_and_gate", "the AND gate (use_fb=1)"),
            "gate": ("agg_gate", "the gate (use_fb=2)"),
@@ -88,7 +88,7 @@ CLAIMS: tuple[Claim, ...] = (
           TRANSFER, "proxy_sft_leak", "proxy_sft", -1, family="exploratory", source=_BOOK),
     Claim("order", f"this book: a proxy biased toward the first answer changes {_E34} by less than "
           f"{ORDER_MARGIN:.4f} (the pairs' order is random, so the bias only adds noise: a null by design)",
-          TRANSFER, "proxy_sft_order", "proxy_sft", 0, margin=ORDER_MARGIN, margin_reason=ORDER_MARGIN_REASON,
+          TRANSFER, "proxy_sft_order", "proxy_sft", 0, margin=ORDER_MARGIN, registered="04.order_margin",
           family="exploratory", source=_BOOK),
     Claim("unseen", "this book: a proxy that never saw the last criterion in a training rubric still raises "
           "transfer to E3 and E4 on the pairs where that criterion matters, over no proxy", "transfer_indep_last",
