@@ -140,6 +140,51 @@ def test_verdicts_tie_resolved_and_correlation(tmp_path, monkeypatch):
     assert any("lowest energy score over all dimensions" in s for s in payload["summary"])
 
 
+def test_report_leads_are_the_claims_tables_words(tmp_path, monkeypatch):
+    """Issue 41: the report's leads (CLI on .npy files) and a claims table on the same data (each lead a
+    Claim(direction=-1) in one family, its interval replicate_interval of the bootstrap difference) give
+    the same differences, intervals, p, p_holm and words."""
+    from posteval.metrics.claims import Claim, evaluate_claims
+    from posteval.metrics.intervals import replicate_interval
+
+    rng = np.random.default_rng(3)
+    n, m = 600, 16
+    mu = rng.normal(size=(n, 2))
+    truth = mu + rng.normal(size=(n, 2))
+    draws = {"exact": mu[:, None, :] + rng.normal(size=(n, m, 2)), "copy": mu[:, None, :] + rng.normal(size=(n, m, 2)),
+             "wide": mu[:, None, :] + 1.5 * rng.normal(size=(n, m, 2))}
+    for name, arr in {"truth": truth, **draws}.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+    args = [a for name in draws for a in ("--samples", f"{name}={name}.npy")]
+    assert _run(monkeypatch, tmp_path, *args, "--truth", "truth.npy", "--dims", "y1,y2", "--out", "r") == 0
+    cli_leads = pd.DataFrame(json.loads((tmp_path / "r" / "protocol.json").read_text())["leads"])
+
+    table, reps = metrics.protocol_report(draws, truth, dim_names=["y1", "y2"], level=0.95, n_resamples=1000, seed=0,
+                                          energy=True, energy_shifts=cli.ENERGY_SHIFTS, replicates=True)
+    claims, intervals, keys = [], {}, []
+    for metric in ("crps", "energy_score", "rmse", "mae"):
+        groups = [("all", table.drop_duplicates("model"))] if metric == "energy_score" else list(table.groupby("dimension"))
+        for dim, group in groups:
+            best = group[metric].idxmin()
+            for other in group.index.drop(best):
+                name = f"lead_{len(claims)}"
+                claims.append(Claim(name, f"{table.model[best]} is lower than {table.model[other]} on {metric}",
+                                    direction=-1, family="report"))
+                diff = reps[metric][:, best] - reps[metric][:, other]
+                intervals[name] = replicate_interval([table.loc[best, metric] - table.loc[other, metric]], diff[:, None])
+                keys.append((metric, dim, table.model[best], table.model[other]))
+    decided = evaluate_claims(claims, intervals=intervals).assign(key=keys).set_index("key")
+    got = cli_leads.set_index(cli_leads[["metric", "dimension", "best", "other"]].apply(tuple, axis=1))
+    assert sorted(got.index) == sorted(decided.index)
+    got = got.loc[decided.index]
+    assert got.verdict.tolist() == decided.word.tolist()
+    assert {"yes", "not resolved"} <= set(decided.word)  # both words occur: the test compares something
+    for mine, theirs in (("p_holm", "p_holm"), ("p", "p"), ("difference", "estimate"), ("difference_lo", "lo"),
+                         ("difference_hi", "hi")):
+        # protocol.json keeps 10 decimals (pandas' to_json)
+        np.testing.assert_allclose(got[mine].to_numpy(float), decided[theirs].to_numpy(float), rtol=1e-9, atol=1e-10)
+
+
 def _one_line_error(proc, *names):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -72,7 +72,9 @@ from .._deprecation import renamed_keywords
 from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
 from .coverage import pit
 from .intervals import MIN_SEEDS_EQUIVALENCE, event_interval
-from .uncertainty import _ci, _percentile, bootstrap_means
+from ._validation import level_value as _ci
+from .intervals import percentile_bounds as _percentile
+from .uncertainty import bootstrap_means
 
 __all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
            "TarpCoverage",

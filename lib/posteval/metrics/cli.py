@@ -285,8 +285,9 @@ def sentences(leads: pd.DataFrame, calib: pd.DataFrame, joint: pd.DataFrame, dim
 
     ``leads``, ``calib`` and ``joint`` are the tables of :func:`~posteval.metrics.ranking.leads`
     and :func:`~posteval.metrics.ranking.calibration_verdicts`. A lead is the difference
-    D = metric(best) - metric(other) with its bootstrap percentile interval, "resolved" when the
-    interval lies below 0 and the Holm-adjusted p-value below 1 - level; a sampler's verdict compares
+    D = metric(best) - metric(other) with its interval D -+ z sd(D*) from the paired bootstrap, "resolved"
+    when its word is "yes": the claims table's rule (:func:`~posteval.metrics.claims.evaluate_claims`,
+    every lead of the report one family, Holm-adjusted); a sampler's verdict compares
     its coverage deviation with an exact sampler's margin. References: Holm (1979), *Scand. J.
     Statist.* 6; Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13;
     Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (calibration).
@@ -456,7 +457,7 @@ def provenance(argv: list[str], inputs: Inputs, args: argparse.Namespace, digest
         # the keys of 0.2.0 kept (readers of protocol.json); the options are --level, --n-resamples, --spectrum-resamples
         "ci": args.level, "n_boot": args.n_resamples, "seed": args.seed, "bins": args.bins,
         "n_perm": args.spectrum_resamples,
-        "multiplicity": "Holm over all leads of the report",
+        "multiplicity": "Holm over all leads of the report (one family of the claims table's rule)",
     }
 
 
@@ -583,9 +584,9 @@ def _figures(inputs: Inputs, values, levels: np.ndarray, tmp: Path, prov: dict) 
 def _sections(args: argparse.Namespace, leads, calib, joint, table) -> list:
     """The HTML page's sections (title, table, how to read it), the empty ones left out."""
     sections = [("Leads: is the best model's lead resolved?", leads,
-                 f"Difference = best − other (lower is better), its {args.level:g} percentile interval from "
-                 f"{args.n_resamples} paired bootstrap resamples of the test events, p from the bootstrap standard "
-                 f"error, Holm-adjusted over all {len(leads)} leads."),
+                 f"Difference = best − other (lower is better), its {args.level:g} interval ± z × the standard "
+                 f"error from {args.n_resamples} paired bootstrap resamples of the test events; each lead is a claim "
+                 f"of the claims table, p and verdict by its rule, Holm-adjusted over all {len(leads)} leads."),
                 ("Calibration of the samplers", calib,
                  "Coverage deviation = mean over the levels of coverage − that of an exact sampler with the same "
                  "draws, its interval over events, and the margin within which an exact sampler of the same "

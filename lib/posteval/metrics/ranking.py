@@ -4,12 +4,12 @@ calibrated: the verdicts of the protocol report, from its paired bootstrap over 
 Leads. For a metric and dimension let b be the model with the lowest estimate. For every other
 model o the difference D = metric(b) - metric(o) <= 0 has bootstrap replicates D*_r (the same
 resampled events for every model, :func:`~posteval.metrics.report.protocol_report` with
-``replicates=True``). Its interval is the percentile interval of D*, its two-sided p-value
-p = 2 Phi(-|D| / se) with se the standard deviation of D* (a normal approximation, which unlike
-the rank p-value of the replicates resolves p-values below 2 / (n_resamples + 1)), and the p-values of
-all leads in one report are adjusted by Holm's step-down method (Holm 1979), so that the chance
-of any false "yes" among them is at most 1 - level. The verdict is "yes" when the interval lies
-below zero and the Holm-adjusted p is below 1 - level, else "not resolved".
+``replicates=True``). Each lead is the claim "b is lower than o" (a
+:class:`~posteval.metrics.claims.Claim` with direction -1), its interval the rule-2 interval of
+:func:`~posteval.metrics.intervals.replicate_interval` (D -+ z sd(D*)), and all leads of one report
+are one family of :func:`~posteval.metrics.claims.evaluate_claims`: the p, the Holm-adjusted p and
+the word are the claims table's (:mod:`~posteval.metrics.verdicts`, Holm 1979), so that the report
+and a chapter give the same word on the same data.
 
 Calibration. A sampler's signed coverage deviation (:mod:`~posteval.metrics.calibration`: the
 mean over levels of its coverage minus that of an exact sampler with the same m draws) decides
@@ -34,29 +34,85 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._deprecation import deprecated_alias, renamed_keywords
 from .calibration import signed_coverage_from_inside, spread_summary, tarp_indicators, tarp_summary
 from .coverage import coverage_noise_floor
+from ._validation import level_value
+from .claims import Claim, evaluate_claims
+from .intervals import Interval, replicate_interval
 from .report import EventValues
-from .uncertainty import _ci, bootstrap_means, percentile_interval
-from .verdicts import holm, verdict
+from .uncertainty import bootstrap_means
 
 LOWER_IS_BETTER = ("crps", "energy_score", "rmse", "mae")
 
 
-def _normal_pvalue(diff: float, reps: np.ndarray) -> float:
-    se = float(np.std(reps, ddof=1))
-    if se == 0.0:
-        return 1.0 if diff == 0.0 else 0.0
-    return float(2.0 * stats.norm.sf(abs(diff) / se))
+LEAD_COLUMNS = ["metric", "dimension", "best", "other", "difference", "difference_lo", "difference_hi", "p", "p_holm",
+                "verdict"]
+
+
+def _lead_intervals(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], level: float,
+                    metrics: Sequence[str]) -> list[tuple[dict, Interval]]:
+    """Per (metric, dimension, other model): the lead's row head and the interval of best - other."""
+    out = []
+    for metric in metrics:
+        if metric not in table or metric not in replicates:
+            continue
+        groups = ([("all", table.drop_duplicates("model"))] if metric == "energy_score"
+                  else list(table.groupby("dimension", sort=False)))
+        for dim, group in groups:
+            idx = group.index.to_numpy()
+            est = group[metric].to_numpy(dtype=float)
+            if len(idx) < 2 or not np.all(np.isfinite(est)):
+                continue
+            b = int(np.argmin(est))
+            for o in range(len(idx)):
+                if o == b:
+                    continue
+                rep = replicates[metric][:, idx[b]] - replicates[metric][:, idx[o]]
+                iv = replicate_interval([float(est[b] - est[o])], rep[:, None], level=level)
+                out.append(({"metric": metric, "dimension": dim, "best": group["model"].iloc[b],
+                             "other": group["model"].iloc[o]}, iv))
+    return out
+
+
+def lead_claims(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: float = 0.95,
+                metrics: Sequence[str] = LOWER_IS_BETTER) -> tuple[list[Claim], dict[str, Interval]]:
+    """The leads of a report as claims: for every metric, dimension and model o other than the best
+    b (lowest estimate), ``Claim("lead_<i>", ..., direction=-1, family="leads")`` on D = metric(b) -
+    metric(o), with its interval (:func:`~posteval.metrics.intervals.replicate_interval` of D and
+    its bootstrap replicates D*, one seed: D -+ z sd(D*)), ready for
+    :func:`~posteval.metrics.claims.evaluate_claims` (``intervals=``).
+
+    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (sd(D*) as
+    the standard error); Holm (1979), *Scand. J. Statist.* 6, 65 (one family: every lead of a report).
+
+    >>> table = pd.DataFrame({"model": ["a", "b"], "dimension": ["x", "x"], "crps": [1.0, 2.0]})
+    >>> reps = {"crps": np.array([[1.0, 2.1], [1.1, 1.9], [0.9, 2.0]])}
+    >>> claims, ivs = lead_claims(table, reps, metrics=("crps",))
+    >>> claims[0].sentence, round(ivs["lead_0"].estimate, 3)
+    ('a has a lower crps than b (dimension x)', -1.0)
+    """
+    return _as_claims(_lead_intervals(table, replicates, level_value(level), metrics))
+
+
+def _as_claims(leads: list[tuple[dict, Interval]]) -> tuple[list[Claim], dict[str, Interval]]:
+    claims, ivs = [], {}
+    for i, (head, iv) in enumerate(leads):
+        name = f"lead_{i}"
+        claims.append(Claim(name, f"{head['best']} has a lower {head['metric']} than {head['other']} "
+                                  f"(dimension {head['dimension']})", direction=-1, family="leads",
+                            source="protocol report"))
+        ivs[name] = iv
+    return claims, ivs
 
 
 @renamed_keywords(ci="level")
 def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: float = 0.95,
           metrics: Sequence[str] = LOWER_IS_BETTER) -> pd.DataFrame:
-    """One row per (metric, dimension, other model): the best model's lead over it.
+    """One row per (metric, dimension, other model): the best model's lead over it, decided as a claim
+    of the claims table (:func:`lead_claims`, then :func:`~posteval.metrics.claims.evaluate_claims`
+    with every lead of the report in one family).
 
     ``table`` and ``replicates`` as returned by ``protocol_report(..., level=level, replicates=True)``.
     The energy score, one value per model over all dimensions, is compared once (dimension "all").
@@ -66,12 +122,17 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: f
     Per metric and dimension, b = argmin of the estimates; for every other model o, with D =
     metric(b) - metric(o) and D*_r its replicates on the same resampled events:
 
-        [lo, hi] = the (1 - level)/2 and (1 + level)/2 percentiles of D*,
-        p = 2 Phi(-|D| / sd(D*)),   p_holm = Holm's adjustment over every row of the report,
-        verdict = "yes" if hi < 0 and p_holm < 1 - level, else "not resolved".
+        [lo, hi] = D -+ z_{(1+level)/2} sd(D*)   (replicate_interval: the claim's interval),
+        p = min(1, 2 min(p_yes, p_no)) = 2 Phi(-|D| / sd(D*)),   p_holm = Holm over every lead of the report,
+        verdict = the claims table's word: "yes" if 2 p_yes p_holm / p < 1 - level, "no" (b is higher:
+        only for ties) likewise, else "not resolved".
+
+    Changed in issue 41: ``difference_lo`` / ``difference_hi`` are the claim's normal interval (before:
+    the percentile interval of D*, which the table's ``<metric>_lo`` / ``_hi`` still are), and the
+    verdict is the claims table's word (before: "yes" from the percentile interval and p_holm).
 
     Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (sd(D*) as the
-    standard error) and ch. 13 (percentile intervals); Holm (1979), *Scand. J. Statist.* 6, 65.
+    standard error); Holm (1979), *Scand. J. Statist.* 6, 65.
 
     Example: an exact sampler of the posterior N(mu, 1) against one half as wide:
 
@@ -85,36 +146,15 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: f
     >>> lead[["best", "other", "verdict"]].values.tolist(), round(float(lead["difference"].iloc[0]), 3)
     ([['exact', 'narrow', 'yes']], -0.046)
     """
-    level = _ci(level)
-    rows = []
-    for metric in metrics:
-        if metric not in table or metric not in replicates:
-            continue
-        groups = [("all", table.drop_duplicates("model"))] if metric == "energy_score" else list(table.groupby("dimension", sort=False))
-        for dim, group in groups:
-            idx = group.index.to_numpy()
-            est = group[metric].to_numpy(dtype=float)
-            if len(idx) < 2 or not np.all(np.isfinite(est)):
-                continue
-            b = int(np.argmin(est))
-            for o in range(len(idx)):
-                if o == b:
-                    continue
-                rep = replicates[metric][:, idx[b]] - replicates[metric][:, idx[o]]
-                diff = float(est[b] - est[o])
-                lo, hi = (float(v) for v in percentile_interval(rep, level))
-                rows.append({"metric": metric, "dimension": dim, "best": group["model"].iloc[b],
-                             "other": group["model"].iloc[o], "difference": diff, "difference_lo": lo, "difference_hi": hi,
-                             "p": _normal_pvalue(diff, rep)})
-    out = pd.DataFrame(rows, columns=["metric", "dimension", "best", "other", "difference", "difference_lo",
-                                     "difference_hi", "p"])
-    out["p_holm"] = holm(out["p"].to_numpy()) if len(out) else []
-    alpha = 1.0 - level
-    out["verdict"] = [
-        "yes" if verdict(r.difference_lo, r.difference_hi, direction=-1) == "yes" and r.p_holm < alpha else "not resolved"
-        for r in out.itertuples()
-    ]
-    return out
+    level = level_value(level)
+    found = _lead_intervals(table, replicates, level, metrics)
+    claims, ivs = _as_claims(found)
+    if not claims:
+        return pd.DataFrame(columns=LEAD_COLUMNS)
+    decided = evaluate_claims(claims, intervals=ivs, level=level)
+    rows = [{**head, "difference": r.estimate, "difference_lo": r.lo, "difference_hi": r.hi, "p": r.p,
+             "p_holm": r.p_holm, "verdict": r.word} for (head, _), r in zip(found, decided.itertuples())]
+    return pd.DataFrame(rows, columns=LEAD_COLUMNS)
 
 
 @renamed_keywords(ci="level", n_boot="n_resamples")

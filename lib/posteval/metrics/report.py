@@ -19,13 +19,14 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 
 from .._deprecation import renamed_keywords
-from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, levels_array, power_of_two_scale, rescaled,
-                          real_array, samples_truth, seed_value)
+from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, level_value, levels_array,
+                          power_of_two_scale, rescaled, real_array, samples_truth, seed_value)
 from .calibration import spread_terms, tarp_credibility
 from .coverage import conformal_scores, conformal_thresholds, pit
+from .intervals import percentile_bounds
 from .scores import crps_ensemble, energy_score_ensemble
 from .spectrum import spectrum_test
-from .uncertainty import _ci, _percentile, bootstrap_means
+from .uncertainty import bootstrap_means
 
 INTERVAL_METRICS = ("rmse", "mae", "crps", "coverage_error_raw", "coverage_error_conformal")
 
@@ -345,7 +346,7 @@ def protocol_table(
     if not values:
         raise ValueError("values: no models given")
     if level is not None:
-        level = _ci(level)
+        level = level_value(level)
     if replicates and level is None:
         raise ValueError("replicates: needs level (the bootstrap that makes them)")
     t = finite_array(truth, "truth", (1, 2))
@@ -434,7 +435,7 @@ def _with_intervals(table, dense, codes, lv_sorted, level, n_resamples, seed, wi
     out = table.copy()
     for key in (*INTERVAL_METRICS, *(("energy_score",) if with_energy else ())):
         with np.errstate(invalid="ignore"):
-            lo, hi = _percentile(reps[key], level)
+            lo, hi = percentile_bounds(reps[key], level)
         out[f"{key}_lo"], out[f"{key}_hi"] = lo, hi
     return out, reps
 

@@ -6,6 +6,11 @@ training (another seed gives another model) is not: it needs several trained mod
 helpers take per-event arrays so that a caller can stack per-event scores of several training
 seeds as columns and resample events for all of them at once (:func:`bootstrap_means`), then
 combine the replicates across seeds as it sees fit.
+
+Intervals and p-values are computed in :mod:`~posteval.metrics.intervals` (and words decided in
+:mod:`~posteval.metrics.verdicts`): :func:`percentile_interval` and :func:`bootstrap_pvalue` are
+re-exported from there under their old names, and :func:`compare` reads its interval and p-value
+from them.
 """
 
 from __future__ import annotations
@@ -18,13 +23,10 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 
 from .._deprecation import deprecated_attribute, renamed_keywords
-from ._validation import (finite_array, level_value, point_pair, positive_int, power_of_two_scale, replicate_array,
-                          rescaled, samples_truth, seed_value)
+from ._validation import (finite_array, level_value, point_pair, positive_int, power_of_two_scale, rescaled,
+                          samples_truth, seed_value)
+from .intervals import bootstrap_pvalue, percentile_interval  # re-exported: their home before issue 41
 from .scores import crps_ensemble, energy_score_ensemble
-
-
-def _ci(level: float) -> float:
-    return level_value(level, "level")
 
 
 @renamed_keywords(n_boot="n_resamples")
@@ -110,56 +112,6 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     res = [np.concatenate(acc, axis=0) for acc in out]
     res = [r[:, 0] if one_col else r for r, (_, one_col) in zip(res, blocks)]
     return res if many else res[0]
-
-
-def _percentile(rep: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    a = (1 - level) / 2
-    lo, hi = np.quantile(rep, [a, 1 - a], axis=0)
-    return lo, hi
-
-
-@renamed_keywords(ci="level")
-def percentile_interval(replicates: ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed percentile interval of bootstrap replicates along axis 0 (at least 2, finite):
-    (Q*((1 - level) / 2), Q*((1 + level) / 2)), Q* the (linearly interpolated) quantile of the replicates.
-
-    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13 (the percentile
-    interval).
-
-    Example
-    -------
-    >>> [round(float(v), 3) for v in percentile_interval(np.arange(101.0), level=0.9)]
-    [5.0, 95.0]
-    """
-    return _percentile(replicate_array(replicates), _ci(level))
-
-
-def bootstrap_pvalue(replicates: ArrayLike, null: float = 0.0) -> np.ndarray | float:
-    """Two-sided bootstrap p-value of `null` for a statistic with these replicates (axis 0):
-    2 min(#{rep <= null} + 1, #{rep >= null} + 1) / (n_resamples + 1), capped at 1. It is below
-    1 - level exactly when `null` lies outside the percentile interval (up to the +1). The
-    replicates must be at least 2 and finite.
-
-    Reference: Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 16 (bootstrap
-    tests); the (1 + b) / (1 + B) form of a Monte Carlo p-value, Phipson and Smyth (2010),
-    *Stat. Appl. Genet. Mol. Biol.* 9.
-
-    Example: replicates 1..99, none at or below 0, so p = 2 (0 + 1) / 100:
-
-    >>> bootstrap_pvalue(np.arange(1.0, 100.0))
-    0.02
-    >>> bootstrap_pvalue([0.5, 1.0, 1.5, 2.0], null=0.0)
-    0.4
-    """
-    rep = replicate_array(replicates)
-    null = float(null)
-    if not np.isfinite(null):
-        raise ValueError(f"null: expected a finite number, got {null!r}")
-    b = rep.shape[0]
-    low = (np.sum(rep <= null, axis=0) + 1) / (b + 1)
-    high = (np.sum(rep >= null, axis=0) + 1) / (b + 1)
-    out = np.minimum(1.0, 2.0 * np.minimum(low, high))
-    return float(out) if np.ndim(out) == 0 else out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,7 +226,7 @@ def compare(a: ArrayLike, b: ArrayLike, truth: ArrayLike, *, metric: str = "crps
     >>> round(res.diff, 3), res.hi < 0, round(res.pvalue, 3)
     (-0.258, True, 0.01)
     """
-    level = _ci(level)
+    level = level_value(level)
     t = finite_array(truth, "truth", (1, 2))
     pa = finite_array(a, "a", (t.ndim, t.ndim + 1))
     pb = finite_array(b, "b", (t.ndim, t.ndim + 1))

@@ -1,20 +1,29 @@
-"""Verdicts from intervals: "yes", "no" or "not resolved", their negation and combination, the
+"""Verdicts: "yes", "no" or "not resolved" (and "not testable"), their negation and combination, the
 best of several models, margins, equivalence, and Holm's control of the family-wise error rate.
 
-The decision rule (:func:`verdict`), for the claim that an effect is positive (``direction=+1``)
-or negative (``direction=-1``), given its interval ``[lo, hi]`` at level 1 - alpha and an
-equivalence margin ``m >= 0``:
+**One rule decides every word** (issue 41), here and in the claims table
+(:func:`posteval.metrics.claims.evaluate_claims`): each word's one-sided p-value from the claim's
+:class:`~posteval.metrics.intervals.Interval` (:func:`word_pvalues`), the claim's p
+(:func:`claim_pvalue`), Holm's adjustment within its family (:func:`holm`) and the word
+(:func:`decide`). :func:`lower`, :func:`best_of`, :func:`unbeaten`, :func:`ranks_above_all`,
+:func:`ranking_flips` and :func:`posteval.metrics.ranking.leads` decide through it, with Holm's
+adjustment over their family of pairwise comparisons; an intersection-union "yes" (every part holds)
+needs none (Berger 1982).
+
+:func:`verdict`, :func:`beyond_margin` and :func:`within_margin` are the unadjusted interval
+inversions, for the claim that an effect is positive (``direction=+1``) or negative
+(``direction=-1``), given its interval ``[lo, hi]`` at level 1 - alpha and a margin ``m >= 0``:
 
 * **yes** if the interval excludes 0 on the claimed side (``lo > 0`` for a positive claim);
-* **no** if it excludes 0 on the other side, or lies entirely within ``[-m, m]`` (the effect, if
-  any, is smaller than the margin: practically none; an equivalence test, two one-sided tests at
-  alpha / 2 each);
+* **no** if it excludes 0 on the other side, or lies entirely within ``[-m, m]``;
 * **not resolved** otherwise.
 
-A "yes" is a one-sided test at level alpha / 2. Over a family of claims, :func:`holm` adjusts
-their p-values (Holm 1979: sort p_(1) <= ... <= p_(k), p~_(j) = max_{i <= j} min(1, (k - i + 1)
-p_(i))), so that the probability of any false "yes" in the family stays at most alpha / 2 under
-any configuration of true and false nulls.
+They read one interval alone, without any adjustment: documented helpers, which nothing in the
+package uses to decide a word.
+
+Holm's adjustment (Holm 1979: sort p_(1) <= ... <= p_(k), p~_(j) = max_{i <= j} min(1, (k - i + 1)
+p_(i))) keeps the probability of any false word in a family at most alpha / 2 per side under any
+configuration of true and false nulls.
 
 References: S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Stat.
 6 (1979) 65; D. J. Schuirmann, "A comparison of the two one-sided tests procedure ...", J.
@@ -160,7 +169,9 @@ def _margin(margin) -> float:
 
 def verdict(lo: float, hi: float, *, direction: int = 1, margin: float = 0.0) -> str:
     """"yes", "no" or "not resolved" for the claim "the effect has the sign of ``direction``", from
-    its interval ``[lo, hi]`` at level 1 - alpha and a margin m >= 0. With [l, h] the interval
+    its interval ``[lo, hi]`` at level 1 - alpha and a margin m >= 0: the unadjusted interval
+    inversion, a documented helper (the package decides its words by :func:`word_pvalues` and
+    :func:`decide`, with Holm's adjustment within a family). With [l, h] the interval
     turned to the claimed direction ([lo, hi] for +1, [-hi, -lo] for -1):
 
         "yes"  if l > 0                          (a one-sided test at alpha / 2),
@@ -300,18 +311,40 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
     return out
 
 
+def _lower_words(diffs: Sequence[Interval], *, margin: float = 0.0) -> tuple[list[str], list[str]]:
+    """Per interval of a - b, the word on "a is lower than b" by the one rule (:func:`word_pvalues`,
+    direction -1, and :func:`decide`): alone (its own p, a family of one) and after Holm's adjustment
+    over all of ``diffs`` (one family)."""
+    pws = [word_pvalues(d, direction=-1, margin=margin) for d in diffs]
+    ps = [claim_pvalue(pw) for pw in pws]
+    alone = [decide(pw, p, level=d.level) for pw, p, d in zip(pws, ps, diffs)]
+    adjusted = [decide(pw, float(ph), level=d.level) for pw, ph, d in zip(pws, holm(ps), diffs)]
+    return alone, adjusted
+
+
+def _pairwise_lower(measure: Measurements, metric: str, candidates: Sequence[str]) -> set[tuple[str, str]]:
+    """The ordered pairs (x, y) with "x is lower than y" resolved, Holm over the k (k - 1) / 2 pairs."""
+    pairs = [(x, y) for i, x in enumerate(candidates) for y in candidates[i + 1:]]
+    _, words = _lower_words([measure.difference(metric, x, y) for x, y in pairs])
+    return ({(x, y) for (x, y), w in zip(pairs, words) if w == "yes"}
+            | {(y, x) for (x, y), w in zip(pairs, words) if w == "no"})
+
+
 def best_of(measure: Measurements, metric: str, candidates: Sequence[str]) -> tuple[str, str]:
     """The candidate with the lowest ``metric`` and the verdict on "it is lower than every other
-    candidate" (:func:`all_of` the paired comparisons, an intersection-union test):
+    candidate", :func:`ranks_above_all` of the leader:
 
-        leader = argmin_c estimate(c),   all_of(verdict(I(leader - o), direction=-1) for o != leader),
+        leader = argmin_c estimate(c),   word = ranks_above_all(leader, candidates),
 
-    I(leader - o) the paired interval of the difference (``measure.difference``).
+    each part "leader lower than o" decided by the one rule (:func:`word_pvalues` on the paired
+    interval of leader - o, ``measure.difference``, then :func:`decide`). The "yes" is an
+    intersection-union test (every part "yes" on its own p, no adjustment); a "no" (some part
+    resolved the other way) is read after Holm's adjustment over the k - 1 parts.
 
     ``measure`` is a :class:`posteval.metrics.intervals.Measurements`.
 
     Reference: Berger (1982), *Technometrics* 24, 295 (an intersection-union test needs no
-    multiplicity adjustment).
+    multiplicity adjustment); Holm (1979), *Scand. J. Statist.* 6, 65.
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -321,36 +354,45 @@ def best_of(measure: Measurements, metric: str, candidates: Sequence[str]) -> tu
     if len(candidates) < 2:
         raise ValueError(f"best_of needs at least two candidates, got {list(candidates)}")
     leader = min(candidates, key=lambda m: measure.estimate(metric, m))
-    diffs = [measure.difference(metric, leader, other) for other in candidates if other != leader]
-    words = [verdict(d.lo, d.hi, direction=-1) for d in diffs]
-    return leader, all_of(*words)
+    return leader, ranks_above_all(measure, metric, leader, candidates)
 
 
 def lower(measure: Measurements, metric: str, a: str, b: str, *, margin: float = 0.0) -> str:
-    """Verdict on "a is lower than b on ``metric``" (the paired interval of a - b, direction -1):
-    ``verdict(lo, hi, direction=-1, margin=margin)`` with [lo, hi] the interval of metric(a) - metric(b);
-    "yes" when hi < 0, "no" when lo > 0 or [lo, hi] lies inside [-margin, margin].
+    """Verdict on "a is lower than b on ``metric``" by the one rule of the claims table, for one
+    comparison (a family of one: Holm's p is its own p). With I the paired interval of
+    metric(a) - metric(b) (``measure.difference``) and p_w = :func:`word_pvalues` (I, direction=-1,
+    margin=m):
+
+        p_yes rejects effect >= 0,  p_no rejects effect <= -m,  p = min(1, 2 min_w p_w),
+        word = decide(p_w, p):  "yes" if 2 p_yes < 1 - level, else "no" if 2 p_no < 1 - level,
+        else "not resolved"
+
+    (with m = 0: "yes" when the interval lies below 0, "no" when above). For several comparisons
+    use :func:`~posteval.metrics.claims.evaluate_claims`, which adjusts within a family.
 
     Reference: Casella and Berger (2002), *Statistical Inference*, 2nd ed., section 9.2.1 (the test
     from the interval); Schuirmann (1987), *J. Pharmacokinet. Biopharm.* 15, 657 (the margin).
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
-    >>> lower(Measurements(event_scores={"crps": {"a": x, "b": x + 1}}), "crps", "a", "b")
-    'yes'
+    >>> m = Measurements(event_scores={"crps": {"a": x, "b": x + 1}})
+    >>> lower(m, "crps", "a", "b"), lower(m, "crps", "b", "a")
+    ('yes', 'no')
     """
-    d = measure.difference(metric, a, b)
-    return verdict(d.lo, d.hi, direction=-1, margin=margin)
+    return _lower_words([measure.difference(metric, a, b)], margin=margin)[0][0]
 
 
 def unbeaten(measure: Measurements, metric: str, candidates: Sequence[str]) -> list[str]:
-    """The candidates that no other candidate is lower than (resolved) on ``metric``:
+    """The candidates that no other candidate is resolved lower than on ``metric``, in the order of
+    ``candidates``: every unordered pair (x, y) is one comparison of the paired interval of x - y by
+    the one rule (:func:`word_pvalues`, direction -1, :func:`decide`), Holm's adjustment over the
+    k (k - 1) / 2 pairs (one family), and
 
-        { c : lower(a, c) != "yes" for every other candidate a },  in the order of ``candidates``.
+        { c : no pair resolves another candidate lower than c }.
 
     Reference: a subset of candidates that keeps every one not shown worse than another, in the
     spirit of Gupta (1965), "On some multiple decision (selection and ranking) rules",
-    *Technometrics* 7, 225 (here from pairwise interval verdicts, without multiplicity adjustment).
+    *Technometrics* 7, 225; Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment over the pairs).
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -358,15 +400,20 @@ def unbeaten(measure: Measurements, metric: str, candidates: Sequence[str]) -> l
     >>> unbeaten(m, "crps", ["a", "b", "c"])   # a and b tie; both beat c
     ['a', 'b']
     """
-    beaten = {b for a in candidates for b in candidates if a != b and lower(measure, metric, a, b) == "yes"}
+    beaten = {y for _, y in _pairwise_lower(measure, metric, list(candidates))}
     return [name for name in candidates if name not in beaten]
 
 
 def ranks_above_all(measure: Measurements, metric: str, a: str, candidates: Sequence[str]) -> str:
-    """:func:`all_of` "a is lower than b" over every other candidate b:
-    ``all_of(lower(a, b) for b != a)``.
+    """"a is lower than every other candidate b": each part "a lower than b" by the one rule
+    (:func:`word_pvalues` on the paired interval of a - b, direction -1, :func:`decide`), then
 
-    Reference: Berger (1982), *Technometrics* 24, 295 (intersection-union tests).
+        "yes" if every part is "yes" on its own p (an intersection-union test: no adjustment),
+        "no"  if some part is "no" after Holm's adjustment over the k - 1 parts (a union of tests),
+        "not resolved" otherwise.
+
+    Reference: Berger (1982), *Technometrics* 24, 295 (intersection-union tests); Holm (1979),
+    *Scand. J. Statist.* 6, 65.
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -375,20 +422,28 @@ def ranks_above_all(measure: Measurements, metric: str, a: str, candidates: Sequ
     >>> ranks_above_all(m, "crps", "flow", models), ranks_above_all(m, "crps", "mse", models)
     ('yes', 'no')
     """
-    return all_of(*(lower(measure, metric, a, b) for b in candidates if b != a))
+    others = [b for b in candidates if b != a]
+    if not others:
+        raise ValueError(f"ranks_above_all needs another candidate than {a!r}, got {list(candidates)}")
+    alone, adjusted = _lower_words([measure.difference(metric, a, b) for b in others])
+    if all(w == "yes" for w in alone):
+        return "yes"
+    return "no" if "no" in adjusted else NOT_RESOLVED
 
 
 def ranking_flips(measure: Measurements, pointwise: str, distributional: str, candidates: Sequence[str]) -> str:
     """"yes" if every candidate unbeaten under ``pointwise`` is beaten under ``distributional``;
     "no" if one of them is lower than every other under ``distributional``; else "not resolved".
 
-    With W = :func:`unbeaten` (pointwise): "yes" if for every w in W some b has
-    lower(b, w) == "yes" on ``distributional``; "no" if some w in W has
-    :func:`ranks_above_all` == "yes" there.
+    With W = :func:`unbeaten` (pointwise; Holm over its pairs) and, under ``distributional``, every
+    pair decided by the one rule with Holm's adjustment over the k (k - 1) / 2 pairs (one family):
+    "yes" if every w in W has some b resolved lower than it; "no" if some w in W is resolved lower
+    than every other candidate.
 
-    Reference: each part is an intersection-union claim, Berger (1982), *Technometrics* 24, 295; a
-    pointwise score (e.g. the MAE) can prefer another model than a proper score of the whole
-    distribution (the CRPS, Gneiting and Raftery 2007, *J. Amer. Statist. Assoc.* 102, 359).
+    Reference: each part is an intersection-union claim, Berger (1982), *Technometrics* 24, 295;
+    Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment over the pairs); a pointwise score (e.g.
+    the MAE) can prefer another model than a proper score of the whole distribution (the CRPS,
+    Gneiting and Raftery 2007, *J. Amer. Statist. Assoc.* 102, 359).
 
     >>> from posteval.metrics.intervals import Measurements
     >>> x = np.linspace(0, 1, 50)
@@ -397,8 +452,8 @@ def ranking_flips(measure: Measurements, pointwise: str, distributional: str, ca
     ('yes', 'no')
     """
     leaders = unbeaten(measure, pointwise, candidates)
-    beaten = [any(lower(measure, distributional, b, w) == "yes" for b in candidates if b != w) for w in leaders]
-    if all(beaten):
+    wins = _pairwise_lower(measure, distributional, list(candidates))
+    if all(any((b, w) in wins for b in candidates if b != w) for w in leaders):
         return "yes"
-    wins = [ranks_above_all(measure, distributional, w, candidates) == "yes" for w in leaders]
-    return "no" if any(wins) else NOT_RESOLVED
+    above = [all((w, b) in wins for b in candidates if b != w) for w in leaders]
+    return "no" if any(above) else NOT_RESOLVED
