@@ -275,7 +275,7 @@ _MIN_SEEDS_GONE = ("min_seeds no longer has an effect (since posteval 0.3.0; rem
 
 def _min_seeds_ignored(min_seeds) -> None:
     if min_seeds is not None:
-        warnings.warn(_MIN_SEEDS_GONE, DeprecationWarning, stacklevel=3)
+        warnings.warn(_MIN_SEEDS_GONE, DeprecationWarning, stacklevel=4)  # the caller of the public function
 
 
 @renamed_keywords(ci="level")
@@ -297,7 +297,8 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
     Parameters
     ----------
     samples_per_seed : S arrays of draws (n, m) or (n, m, d), one per seed (one for a fixed model);
-        m >= :data:`MIN_DRAWS_COVERAGE`, n >= :data:`MIN_EVENTS_COVERAGE` (else ValueError)
+        m >= :data:`MIN_DRAWS_COVERAGE`, n >= :data:`MIN_EVENTS_COVERAGE`, else ValueError before any
+        work (one draw has no interval; with fewer events the normal interval does not hold its level)
     truth : (n,) or (n, d)
     levels, level : nominal levels; interval level
     margin : the margin of "calibrated" in units of D; default :data:`COVERAGE_MARGIN` (0.02)
@@ -326,6 +327,9 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
     ('not resolved', 'too few events or draws')
     """
     _min_seeds_ignored(min_seeds)
+    shape = np.shape(samples_per_seed[0]) if isinstance(samples_per_seed, Sequence) and len(samples_per_seed) else ()
+    if len(shape) >= 2 and (problem := _design_problem(shape[0], shape[1])):
+        raise ValueError(problem)  # before any work
     lv = levels_array(levels)
     inside, m = _inside(samples_per_seed, truth, lv)
     return signed_coverage_from_inside(inside, m, lv, level=level, margin=margin)
@@ -377,9 +381,10 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     of e as (n, S)) and the word ``decide(p_w, claim_pvalue(p_w))`` with
     ``p_w = word_pvalues(I, direction=0, margin=margin, signed=True)``.
 
-    Raises ValueError for m < :data:`MIN_DRAWS_COVERAGE` draws or n < :data:`MIN_EVENTS_COVERAGE`
-    events, before any work. ``margin`` defaults to :data:`COVERAGE_MARGIN`; ``min_seeds`` is
-    deprecated and has no effect.
+    A design that cannot be decided, m < :data:`MIN_DRAWS_COVERAGE` draws or n <
+    :data:`MIN_EVENTS_COVERAGE` events, is "not resolved" with the reason (the building block of a
+    report keeps going; :func:`signed_coverage` raises ValueError instead). ``margin`` defaults to
+    :data:`COVERAGE_MARGIN`; ``min_seeds`` is deprecated and has no effect.
 
     Reference: as :func:`signed_coverage` (Gneiting, Balabdaoui and Raftery 2007; Schuirmann 1987).
 
@@ -388,19 +393,14 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     >>> res = signed_coverage_from_inside(np.ones((1, 400, 2)), 4, [0.4, 0.5])
     >>> res.verdict, round(res.deviation, 3), res.margin
     ('over-covers', 0.6, 0.02)
-    >>> signed_coverage_from_inside(np.ones((1, 400, 2)), 1, [0.4, 0.5])
-    Traceback (most recent call last):
-    ...
-    ValueError: m = 1 draw per event: signed coverage needs m >= 2 (one draw has no central interval, ...
+    >>> res = signed_coverage_from_inside(np.ones((1, 400, 2)), 1, [0.4, 0.5])   # one draw: no interval
+    >>> res.verdict, res.reason[:50]
+    ('not resolved', 'm = 1 draw per event: signed coverage needs m >= 2')
     """
     _min_seeds_ignored(min_seeds)
     lv = levels_array(levels)
     level = _ci(level)
-    m = int(m) if isinstance(m, (int, np.integer)) and not isinstance(m, bool) else m
-    if not isinstance(m, int) or m < MIN_DRAWS_COVERAGE:
-        raise ValueError(f"m = {m!r} draw per event: signed coverage needs m >= {MIN_DRAWS_COVERAGE} (one draw has no "
-                         f"central interval, so an exact sampler covers at no level below 1, every event's deviation "
-                         f"is 0 and any sampler would look calibrated)")
+    m = positive_int(m, "m")
     delta = COVERAGE_MARGIN if margin is None else float(margin)
     if not (np.isfinite(delta) and delta > 0):
         raise ValueError(f"margin: expected a finite number > 0 (the margin of 'calibrated', in units of D), got {margin!r}")
@@ -408,24 +408,41 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     if inside.ndim != 3 or inside.shape[2] != lv.size:
         raise ValueError(f"inside: expected (seeds, events, {lv.size} levels), got {inside.shape}")
     s_, n = inside.shape[:2]
-    if n < MIN_EVENTS_COVERAGE:
-        raise ValueError(f"n = {n} test events: signed coverage needs n >= {MIN_EVENTS_COVERAGE} (its interval is the "
-                         f"normal interval of a mean of scores bounded in [-1, 1]; with fewer events it does not hold "
-                         f"its level, and an exact sampler's scores can all be equal, a zero-width interval)")
     p = exact_coverage(m, lv)
-    e = inside.mean(axis=2) - p.mean()
-    iv = event_interval(e.T, level=level)
+    iv = event_interval((inside.mean(axis=2) - p.mean()).T, level=level)
     per = [event_interval((inside[:, :, k] - p[k]).T, level=level) for k in range(lv.size)]
-    pw = word_pvalues(iv, direction=0, margin=delta, signed=True)
-    word = CALIBRATION_WORDS.get(decide(pw, claim_pvalue(pw), level=level), NOT_RESOLVED)
-    half = (iv.hi - iv.lo) / 2
-    reason = ""
-    if word == NOT_RESOLVED and half >= delta:
-        reason = (f"too few events or draws: the interval's half-width {half:.3g} exceeds the margin {delta:.3g} "
-                  f"(n = {n} events, m = {m} draws, S = {s_} seeds)")
+    word, reason = _calibration_word(iv, delta, level, n, m, s_)
     return SignedCoverage(iv.estimate, iv.lo, iv.hi, np.array([v.estimate for v in per]),
                           np.array([v.lo for v in per]), np.array([v.hi for v in per]), lv, delta, s_, n, m, word,
                           reason)
+
+
+def _design_problem(n: int, m: int) -> str:
+    """Why signed coverage cannot decide a design of n events and m draws per event ("" when it can)."""
+    if m < MIN_DRAWS_COVERAGE:
+        return (f"m = {m} draw per event: signed coverage needs m >= {MIN_DRAWS_COVERAGE} (one draw has no central "
+                f"interval, so an exact sampler covers at no level below 1, every event's deviation is 0 and any "
+                f"sampler would look calibrated)")
+    if n < MIN_EVENTS_COVERAGE:
+        return (f"n = {n} test events: signed coverage needs n >= {MIN_EVENTS_COVERAGE} (its interval is the normal "
+                f"interval of a mean of scores bounded in [-1, 1]; with fewer events it does not hold its level, and "
+                f"an exact sampler's scores can all be equal, a zero-width interval)")
+    return ""
+
+
+def _calibration_word(iv, delta: float, level: float, n: int, m: int, s_: int) -> tuple[str, str]:
+    """(word, reason) of the interval ``iv`` of D by the one rule; "not resolved" with the design's
+    problem as the reason for a design that cannot be decided."""
+    problem = _design_problem(n, m)
+    if problem:
+        return NOT_RESOLVED, problem
+    pw = word_pvalues(iv, direction=0, margin=delta, signed=True)
+    word = CALIBRATION_WORDS.get(decide(pw, claim_pvalue(pw), level=level), NOT_RESOLVED)
+    half = (iv.hi - iv.lo) / 2
+    if word == NOT_RESOLVED and half >= delta:
+        return word, (f"too few events or draws: the interval's half-width {half:.3g} exceeds the margin {delta:.3g} "
+                      f"(n = {n} events, m = {m} draws, S = {s_} seeds)")
+    return word, ""
 
 
 # ---------------------------------------------------------------------------------------------
