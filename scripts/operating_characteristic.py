@@ -1,7 +1,7 @@
 """The operating characteristic of the word "calibrated": how often signed coverage says "calibrated",
 "under-covers" and "over-covers" against the true deviation D, at the chapters' ci designs.
 
-Usage (from the repository root; seeded, about three CPU-minutes):
+Usage (from the repository root; seeded, about four CPU-minutes):
 
     PYTHONPATH=lib python scripts/operating_characteristic.py [--repeats 1000] [--seed 0]
 
@@ -118,8 +118,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.text(COVERAGE_MARGIN, 1.02, " margin", color="0.3", fontsize=8, va="bottom")
         ax.text(-COVERAGE_MARGIN, 1.02, "-margin ", color="0.3", fontsize=8, va="bottom", ha="right")
         ax.set_ylim(-0.02, 1.08)
-    g.set_axis_labels("true signed coverage deviation D (fraction of events; coverage minus an exact sampler's)",
-                      "probability of the word")
+    g.set_axis_labels("true deviation D (fraction)\ncoverage minus an exact sampler's", "probability of the word")
     g.set_titles("{col_name}")
     g.figure.subplots_adjust(top=0.86)
     g.figure.suptitle(f"Operating characteristic of signed coverage (margin {COVERAGE_MARGIN}, dotted: 0.025)")
@@ -134,7 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--step", type=float, default=0.005, help="grid step of the true D in [-0.05, 0.05]")
     ap.add_argument("--out", type=Path, default=ROOT / "book/figures/operating_characteristic.png")
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from the CSV beside it")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        with args.out.with_suffix(".csv").open() as f:
+            plot([{k: (v if k == "design" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)], args.out)
+        return 0
     if args.repeats < 400:
         ap.error("--repeats: at least 400 per point")
     grid = np.round(np.arange(-0.05, 0.05 + args.step / 2, args.step), 6) + 0.0  # + 0.0: no negative zero
