@@ -93,7 +93,8 @@ KEYWORD_CASES = [
      ([S1[:, 0] > 0], T1), {"nominal": 0.5, "bins": 2}),
     (metrics.calibration.narrowing_deviation, {"n_sim": 200}, {"n_resamples": 200}, (0.9, 8)),
     (metrics.calibration_margin, {"ci": 0.9, "repeats": 10}, {"level": 0.9, "n_resamples": 10}, (40, 5)),
-    (metrics.signed_coverage, {"ci": 0.9}, {"level": 0.9}, ([S1], T1)),
+    (metrics.signed_coverage, {"ci": 0.9}, {"level": 0.9},  # signed coverage needs >= 100 events
+     ([np.random.default_rng(1).normal(size=(120, 5))], np.random.default_rng(2).normal(size=120))),
     (metrics.tarp_noise_floor, {"repeats": 10}, {"n_resamples": 10}, (40, 5, np.linspace(0.1, 0.9, 5))),
     (metrics.tarp_coverage, {"n_boot": 20, "ci": 0.9}, {"n_resamples": 20, "level": 0.9}, (S2, T2)),
     (metrics.rank_histogram, {"ci": 0.9, "sims": 20}, {"level": 0.9, "n_resamples": 20}, (S2, T2)),

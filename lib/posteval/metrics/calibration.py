@@ -10,14 +10,18 @@ which is not a itself: m draws cannot reach the diagonal. The per-event score
 
 has mean 0 for an exact sampler, is negative when the intervals are too narrow and positive when
 too wide; the deviation D is its mean over events (and seeds). Its interval is the seed-and-event
-rule of :func:`~posteval.metrics.intervals.event_interval`. Verdict words, in this order:
-``calibrated`` (an equivalence: |D| plus the interval's half-width within the margin, with at
-least ``min_seeds`` seeds; a deviation that small is called calibrated even when its sign is
-resolved, since an exact sampler of the design deviates as much), ``under-covers`` (interval
-below 0), ``over-covers`` (above 0), else ``not resolved``. The margin is derived from the noise floor of an exact sampler of the same
-design (n events, m draws, S seeds): the 99 % quantile, over simulated exact samplers, of
-|D| + half-width, so that an exact sampler is called calibrated in 99 % of repeats and nothing
-looser passes.
+rule of :func:`~posteval.metrics.intervals.event_interval`. The word comes from the package's one
+decision rule (:mod:`~posteval.metrics.verdicts`: :func:`~posteval.metrics.verdicts.word_pvalues`
+with direction 0, signed, and :func:`~posteval.metrics.verdicts.decide`; a single claim is its own
+family): ``calibrated`` when two one-sided tests put |D| below the fixed margin
+:data:`COVERAGE_MARGIN` (the interval inside (-margin, margin)), else ``under-covers`` when the
+interval lies below 0, ``over-covers`` when above 0, else ``not resolved`` (with a ``reason`` when
+the interval is wider than the margin, so that "calibrated" was out of reach). The margin is a
+property of what a user needs, not of the sample: 0.02, two percentage points of coverage on
+average over the levels. How often each word is said against the true D, at the chapters' designs,
+is the operating characteristic of ``scripts/operating_characteristic.py``
+(``book/figures/operating_characteristic.png``). :func:`calibration_margin` (an exact sampler's
+noise floor) describes what a design can resolve; it is not the verdict's margin.
 
 TARP (:func:`tarp_coverage`, Lemos et al. 2023). Dimensions are standardised by the truths'
 mean and standard deviation; for each event a reference point r_i is drawn uniformly in the box
@@ -54,12 +58,13 @@ Example
 >>> rng = np.random.default_rng(0)
 >>> mu = rng.normal(size=(2000, 2)); truth = mu + rng.normal(size=(2000, 2))
 >>> draws = mu[:, None, :] + 0.8 * rng.normal(size=(2000, 64, 2))   # 20 % too narrow
->>> signed_coverage([draws], truth, min_seeds=1).verdict
+>>> signed_coverage([draws], truth).verdict
 'under-covers'
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,17 +76,52 @@ from scipy import stats
 from .._deprecation import renamed_keywords
 from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
 from .coverage import pit
-from .intervals import MIN_SEEDS_EQUIVALENCE, event_interval
 from ._validation import level_value as _ci
+from .claims import CALIBRATION_WORDS
+from .intervals import event_interval
 from .intervals import percentile_bounds as _percentile
 from .uncertainty import bootstrap_means
+from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
 
-__all__ = ["exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
+__all__ = ["COVERAGE_MARGIN", "MIN_EVENTS_COVERAGE", "MIN_DRAWS_COVERAGE", "exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
            "TarpCoverage",
            "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
            "tarp_credibility", "tarp_indicators", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary",
            "narrowing_deviation"]
 
+
+COVERAGE_MARGIN = 0.02
+"""The margin of the word "calibrated", in the units of the signed deviation D (coverage minus an
+exact sampler's, a fraction, averaged over the levels): a sampler is called calibrated when its
+central intervals hold the truth within 2 percentage points of an exact sampler's rate, on average
+over the levels (e.g. its 90 % intervals hold 88-92 % of truths where an exact sampler's hold 90 %).
+
+Why 0.02. It is what a user of the intervals can tell apart, not the sample's noise: a coverage
+table is read to about two percentage points, and for a Gaussian posterior |D| = 0.02 is a sampler
+whose width is about 6 % off (width x 0.94 gives D = -0.02, x 1.064 gives +0.02, by
+:func:`narrowing_deviation` at m = 100); a sampler closer than that states its uncertainty as well
+as its width can be known from a few thousand test events. It is fixed: it does not shrink with
+the design (the old margin, the exact sampler's 99 % noise floor, did, and amounted to "not
+rejected at 1 %"). A design whose interval is wider than the margin cannot say "calibrated" at all
+(:attr:`SignedCoverage.reason`); the operating characteristic of the chapters' designs is in
+``book/figures/operating_characteristic.png`` (``scripts/operating_characteristic.py``)."""
+
+MIN_DRAWS_COVERAGE = 2
+"""Fewest draws per event: with one draw the central sample interval of every level below 1 is
+empty (a single point), so the coverage of an exact sampler p_1(a) is 0, every event's score is 0
+and D is 0 with a zero-width interval whatever the sampler: it would be "calibrated" 100 units off."""
+
+MIN_EVENTS_COVERAGE = 100
+"""Fewest test events for a signed coverage verdict. D is the mean of per-event scores bounded in
+[-1, 1], and its interval is the normal (Wald) interval of that mean: a central-limit
+approximation. Its worst case here is m = 2 draws, where the score takes two values (2/3 with
+probability 1/3, -1/3 with 2/3): the Wald interval of a Bernoulli(1/3) proportion, which holds its
+level to about a percentage point once n p (1 - p) exceeds about 20, n >= 100 (Brown, Cai and
+DasGupta 2001, *Statist. Sci.* 16, 101). With fewer events an exact sampler's scores can all be
+equal (probability (2/3)^n at m = 2), which gives a zero-width interval and a certain, wrong word.
+Measured (400,000 exact samplers, one seed, the normal interval at 95 %): at n = 100 the words
+"under-covers" / "over-covers" are said in 2.8 % / 1.7 % of test sets at m = 2 and 2.6 % / 2.6 %
+at m = 64 (nominal 2.5 % each); at n = 30 in 3.5 % / 1.8 % (m = 2) and 3.0 % / 3.0 % (m = 64)."""
 
 def exact_coverage(m: int, levels: ArrayLike = DEFAULT_LEVELS) -> np.ndarray:
     """p_m(a): the central-interval coverage of an exact sampler with m draws at each level, shape (L,):
@@ -144,7 +184,9 @@ def narrowing_deviation(scale: float, m: int, levels: ArrayLike = DEFAULT_LEVELS
 
 @dataclass(frozen=True)
 class SignedCoverage:
-    """Signed coverage deviation D (see the module docstring), its interval and verdict."""
+    """Signed coverage deviation D (see the module docstring), its interval and verdict; ``margin`` is
+    the verdict's margin (:data:`COVERAGE_MARGIN` unless given), ``reason`` why the word is "not
+    resolved" when the design could not reach "calibrated" ("" otherwise)."""
 
     deviation: float
     lo: float
@@ -158,6 +200,7 @@ class SignedCoverage:
     n_events: int
     m: int
     verdict: str
+    reason: str = ""
 
 
 def _margin_key(n: int, m: int, s: int, levels: np.ndarray, level: float) -> tuple:
@@ -170,18 +213,25 @@ _MARGINS: dict[tuple, float] = {}
 @renamed_keywords(ci="level", repeats="n_resamples")
 def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLike = DEFAULT_LEVELS, *,
                        level: float = 0.95, quantile: float = 0.99, n_resamples: int = 400, seed: int = 0) -> float:
-    """Equivalence margin of :func:`signed_coverage` for a design: the ``quantile`` over
-    ``n_resamples`` simulated exact samplers of |D| + half-width of its interval,
+    """The noise floor of :func:`signed_coverage` for a design (n events, m draws, S seeds): the
+    ``quantile`` over ``n_resamples`` simulated exact samplers of |D| + half-width of its interval,
 
         delta = Q_quantile( |D_r| + (hi_r - lo_r) / 2 ),   r = 1..repeats.
+
+    It describes the design's resolution (how far from 0 an exact sampler's interval reaches; it
+    shrinks like 1 / sqrt(n)), as the chapters' texts use it. It is *not* the margin of the verdict
+    "calibrated": that margin is the fixed :data:`COVERAGE_MARGIN`, what a user needs (an
+    equivalence with a margin that shrinks with n would only say "not rejected"). A floor above
+    :data:`COVERAGE_MARGIN` says that the design can rarely resolve "calibrated".
 
     An exact sampler's truth has one posterior PIT u_i per event, shared by the seeds (same test
     events); each seed's rank of the truth among its m draws is Binomial(m, u_i), the PIT ties
     split as :func:`~posteval.metrics.coverage.pit` splits them (a rank k gives PIT k / m).
 
-    Reference: equivalence by inclusion of the interval in (-delta, delta), as in the two one-sided tests
-    of Schuirmann (1987), *J. Pharmacokinet. Biopharm.* 15, 657; the uniform rank of an exact sampler,
-    Talts et al. (2018), arXiv:1804.06788, Theorem 1.
+    Reference: the interval's reach as the resolution of an equivalence test (Schuirmann 1987,
+    *J. Pharmacokinet. Biopharm.* 15, 657: two one-sided tests resolve equivalence only for a
+    margin beyond the half-width); the uniform rank of an exact sampler, Talts et al. (2018),
+    arXiv:1804.06788, Theorem 1.
 
     Example: the margin shrinks with the number of events.
 
@@ -219,28 +269,48 @@ def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLik
     return _MARGINS[key]
 
 
+_MIN_SEEDS_GONE = ("min_seeds no longer has an effect (since posteval 0.3.0; removed in 0.4.0): the Student-t "
+                   "quantile over the seeds carries the uncertainty of the seed variance, so the one decision rule "
+                   "holds its level with any number of seeds >= 2 (one seed: no seed variance), for 'calibrated' "
+                   "as for 'under-covers' and 'over-covers'")
+
+
+def _min_seeds_ignored(min_seeds) -> None:
+    if min_seeds is not None:
+        warnings.warn(_MIN_SEEDS_GONE, DeprecationWarning, stacklevel=4)  # the caller of the public function
+
+
 @renamed_keywords(ci="level")
 def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, levels: ArrayLike = DEFAULT_LEVELS, *,
-                    level: float = 0.95, min_seeds: int = MIN_SEEDS_EQUIVALENCE,
-                    margin: float | None = None) -> SignedCoverage:
+                    level: float = 0.95, margin: float | None = None,
+                    min_seeds: int | None = None) -> SignedCoverage:
     """Signed coverage of a sampler over S training seeds on shared test events:
 
         e_i = mean_l ( mean_j 1[|2 PIT_ij - 1| <= a_l] - p_m(a_l) ),   D = mean over events (and seeds) of e_i,
 
-    with p_m(a) of :func:`exact_coverage` (see the module docstring for the verdict).
+    with p_m(a) of :func:`exact_coverage`, and its word by the one decision rule of
+    :mod:`~posteval.metrics.verdicts` on the interval I of D (a single claim, its own family):
+
+        p_w = word_pvalues(I, direction=0, margin=margin, signed=True)   ("yes": |D| < margin by two
+              one-sided tests, "below": D < 0, "above": D > 0),
+        word = decide(p_w, claim_pvalue(p_w), level=level)  ->  "calibrated", "under-covers",
+              "over-covers" (:data:`~posteval.metrics.claims.CALIBRATION_WORDS`) or "not resolved".
 
     Parameters
     ----------
-    samples_per_seed : S arrays of draws (n, m) or (n, m, d), one per seed (one for a fixed model)
+    samples_per_seed : S arrays of draws (n, m) or (n, m, d), one per seed (one for a fixed model);
+        m >= :data:`MIN_DRAWS_COVERAGE`, n >= :data:`MIN_EVENTS_COVERAGE`, else ValueError before any
+        work (one draw has no interval; with fewer events the normal interval does not hold its level)
     truth : (n,) or (n, d)
     levels, level : nominal levels; interval level
-    min_seeds : fewest seeds for the word "calibrated" (an equivalence needs the seed variance
-        measured; a direction can be resolved with any number). 1 for samples of a fixed model.
-    margin : equivalence margin; default :func:`calibration_margin` of the design
+    margin : the margin of "calibrated" in units of D; default :data:`COVERAGE_MARGIN` (0.02)
+    min_seeds : deprecated, no effect (a DeprecationWarning): the Student-t quantile over the seeds
+        carries the seed variance's uncertainty, so the rule holds its level with any S
 
     Returns
     -------
-    SignedCoverage; ``verdict`` in "calibrated", "under-covers", "over-covers", "not resolved".
+    SignedCoverage; ``verdict`` in "calibrated", "under-covers", "over-covers", "not resolved";
+    ``reason`` says why a "not resolved" could not be "calibrated" (the interval wider than the margin).
 
     Reference: probabilistic calibration (uniform PIT, nominal coverage of every central interval),
     Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69, 243; the equivalence verdict as the
@@ -249,15 +319,22 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
     Example
     -------
     >>> rng = np.random.default_rng(0)
-    >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
-    >>> good = mu[:, None, :] + rng.normal(size=(500, 50, 2))
-    >>> narrow = mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2))
-    >>> signed_coverage([good], truth, min_seeds=1).verdict, signed_coverage([narrow], truth, min_seeds=1).verdict
+    >>> mu = rng.normal(size=(2000, 2)); truth = mu + rng.normal(size=(2000, 2))
+    >>> good = mu[:, None, :] + rng.normal(size=(2000, 50, 2))
+    >>> narrow = mu[:, None, :] + 0.5 * rng.normal(size=(2000, 50, 2))
+    >>> signed_coverage([good], truth).verdict, signed_coverage([narrow], truth).verdict
     ('calibrated', 'under-covers')
+    >>> res = signed_coverage([good[:200]], truth[:200])   # 200 events: the interval is wider than 0.02
+    >>> res.verdict, res.reason[:23]
+    ('not resolved', 'too few events or draws')
     """
+    _min_seeds_ignored(min_seeds)
+    shape = np.shape(samples_per_seed[0]) if isinstance(samples_per_seed, Sequence) and len(samples_per_seed) else ()
+    if len(shape) >= 2 and (problem := _design_problem(shape[0], shape[1])):
+        raise ValueError(problem)  # before any work
     lv = levels_array(levels)
     inside, m = _inside(samples_per_seed, truth, lv)
-    return signed_coverage_from_inside(inside, m, lv, level=level, min_seeds=min_seeds, margin=margin)
+    return signed_coverage_from_inside(inside, m, lv, level=level, margin=margin)
 
 
 def _inside(samples_per_seed, truth, lv: np.ndarray) -> tuple[np.ndarray, int]:
@@ -299,40 +376,75 @@ def coverage_deviation_scores(samples_per_seed: Sequence[ArrayLike], truth: Arra
 
 @renamed_keywords(ci="level")
 def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = DEFAULT_LEVELS, *, level: float = 0.95,
-                                min_seeds: int = MIN_SEEDS_EQUIVALENCE, margin: float | None = None) -> SignedCoverage:
+                                margin: float | None = None, min_seeds: int | None = None) -> SignedCoverage:
     """:func:`signed_coverage` from ``inside`` (S, n, L): per seed and event the fraction of the
     dimensions whose central interval at each level holds the truth (e.g. chunk by chunk):
-    e_si = mean_l (inside_sil - p_m(a_l)), D = mean_si e_si.
+    e_si = mean_l (inside_sil - p_m(a_l)), D = mean_si e_si, its interval I (:func:`event_interval`
+    of e as (n, S)) and the word ``decide(p_w, claim_pvalue(p_w))`` with
+    ``p_w = word_pvalues(I, direction=0, margin=margin, signed=True)``.
+
+    A design that cannot be decided, m < :data:`MIN_DRAWS_COVERAGE` draws or n <
+    :data:`MIN_EVENTS_COVERAGE` events, is "not resolved" with the reason (the building block of a
+    report keeps going; :func:`signed_coverage` raises ValueError instead). ``margin`` defaults to
+    :data:`COVERAGE_MARGIN`; ``min_seeds`` is deprecated and has no effect.
 
     Reference: as :func:`signed_coverage` (Gneiting, Balabdaoui and Raftery 2007; Schuirmann 1987).
 
     Example: every interval holds the truth, m = 4 draws, p_4 = (0.2, 0.6) at levels (0.4, 0.5):
 
-    >>> res = signed_coverage_from_inside(np.ones((1, 400, 2)), 4, [0.4, 0.5], min_seeds=1)
-    >>> res.verdict, round(res.deviation, 3)
-    ('over-covers', 0.6)
+    >>> res = signed_coverage_from_inside(np.ones((1, 400, 2)), 4, [0.4, 0.5])
+    >>> res.verdict, round(res.deviation, 3), res.margin
+    ('over-covers', 0.6, 0.02)
+    >>> res = signed_coverage_from_inside(np.ones((1, 400, 2)), 1, [0.4, 0.5])   # one draw: no interval
+    >>> res.verdict, res.reason[:50]
+    ('not resolved', 'm = 1 draw per event: signed coverage needs m >= 2')
     """
+    _min_seeds_ignored(min_seeds)
     lv = levels_array(levels)
     level = _ci(level)
+    m = positive_int(m, "m")
+    delta = COVERAGE_MARGIN if margin is None else float(margin)
+    if not (np.isfinite(delta) and delta > 0):
+        raise ValueError(f"margin: expected a finite number > 0 (the margin of 'calibrated', in units of D), got {margin!r}")
     inside = np.asarray(inside, dtype=float)
     if inside.ndim != 3 or inside.shape[2] != lv.size:
         raise ValueError(f"inside: expected (seeds, events, {lv.size} levels), got {inside.shape}")
-    p = exact_coverage(m, lv)
     s_, n = inside.shape[:2]
-    e = inside.mean(axis=2) - p.mean()
-    mean, lo, hi = event_interval(e.T, level=level)
+    p = exact_coverage(m, lv)
+    iv = event_interval((inside.mean(axis=2) - p.mean()).T, level=level)
     per = [event_interval((inside[:, :, k] - p[k]).T, level=level) for k in range(lv.size)]
-    delta = calibration_margin(n, m, s_, lv, level=level) if margin is None else float(margin)
-    if s_ >= positive_int(min_seeds, "min_seeds") and abs(mean) + (hi - lo) / 2 <= delta:
-        word = "calibrated"  # within the design's resolution, even if a tiny sign is resolved
-    elif hi < 0:
-        word = "under-covers"
-    elif lo > 0:
-        word = "over-covers"
-    else:
-        word = "not resolved"
-    return SignedCoverage(float(mean), float(lo), float(hi), np.array([v.estimate for v in per]),
-                          np.array([v.lo for v in per]), np.array([v.hi for v in per]), lv, delta, s_, n, m, word)
+    word, reason = _calibration_word(iv, delta, level, n, m, s_)
+    return SignedCoverage(iv.estimate, iv.lo, iv.hi, np.array([v.estimate for v in per]),
+                          np.array([v.lo for v in per]), np.array([v.hi for v in per]), lv, delta, s_, n, m, word,
+                          reason)
+
+
+def _design_problem(n: int, m: int) -> str:
+    """Why signed coverage cannot decide a design of n events and m draws per event ("" when it can)."""
+    if m < MIN_DRAWS_COVERAGE:
+        return (f"m = {m} draw per event: signed coverage needs m >= {MIN_DRAWS_COVERAGE} (one draw has no central "
+                f"interval, so an exact sampler covers at no level below 1, every event's deviation is 0 and any "
+                f"sampler would look calibrated)")
+    if n < MIN_EVENTS_COVERAGE:
+        return (f"n = {n} test events: signed coverage needs n >= {MIN_EVENTS_COVERAGE} (its interval is the normal "
+                f"interval of a mean of scores bounded in [-1, 1]; with fewer events it does not hold its level, and "
+                f"an exact sampler's scores can all be equal, a zero-width interval)")
+    return ""
+
+
+def _calibration_word(iv, delta: float, level: float, n: int, m: int, s_: int) -> tuple[str, str]:
+    """(word, reason) of the interval ``iv`` of D by the one rule; "not resolved" with the design's
+    problem as the reason for a design that cannot be decided."""
+    problem = _design_problem(n, m)
+    if problem:
+        return NOT_RESOLVED, problem
+    pw = word_pvalues(iv, direction=0, margin=delta, signed=True)
+    word = CALIBRATION_WORDS.get(decide(pw, claim_pvalue(pw), level=level), NOT_RESOLVED)
+    half = (iv.hi - iv.lo) / 2
+    if word == NOT_RESOLVED and half >= delta:
+        return word, (f"too few events or draws: the interval's half-width {half:.3g} exceeds the margin {delta:.3g} "
+                      f"(n = {n} events, m = {m} draws, S = {s_} seeds)")
+    return word, ""
 
 
 # ---------------------------------------------------------------------------------------------
