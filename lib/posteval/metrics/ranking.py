@@ -217,7 +217,7 @@ def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues
             floors[(n, m)] = coverage_noise_floor(n, m, levels_sorted, seed=seed).q95
         for j, dim in enumerate(dims):
             inside = (v.raw_codes[:, j][:, None] <= np.arange(levels_sorted.size)[None, :]).astype(float)
-            sc = signed_coverage_from_inside(inside[None], m, levels_sorted, level=level, min_seeds=1)
+            sc = signed_coverage_from_inside(inside[None], m, levels_sorted, level=level)
             row = table[(table["model"] == model) & (table["dimension"] == dim)].iloc[0]
             rows.append({"model": model, "dimension": dim, "m": m, "coverage_deviation": sc.deviation,
                          "coverage_deviation_lo": sc.lo, "coverage_deviation_hi": sc.hi, "margin": sc.margin,
