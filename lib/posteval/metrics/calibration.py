@@ -74,12 +74,10 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .._deprecation import renamed_keywords
-from ._validation import DEFAULT_LEVELS, levels_array, positive_int, samples_truth, seed_value
-from .coverage import pit
-from ._validation import level_value as _ci
+from ._validation import DEFAULT_LEVELS, level_value, levels_array, positive_int, samples_truth, seed_value
 from .claims import CALIBRATION_WORDS
-from .intervals import event_interval
-from .intervals import percentile_bounds as _percentile
+from .coverage import pit
+from .intervals import event_interval, percentile_bounds
 from .uncertainty import bootstrap_means
 from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
 
@@ -242,7 +240,7 @@ def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLik
     """
     n, m, s = positive_int(n_events, "n_events"), positive_int(m, "m"), positive_int(n_seeds, "n_seeds")
     lv = levels_array(levels)
-    level = _ci(level)
+    level = level_value(level)
     key = _margin_key(n, m, s, lv, level) + (quantile, n_resamples, seed)
     if key in _MARGINS:
         return _MARGINS[key]
@@ -401,7 +399,7 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     """
     _min_seeds_ignored(min_seeds)
     lv = levels_array(levels)
-    level = _ci(level)
+    level = level_value(level)
     m = positive_int(m, "m")
     delta = COVERAGE_MARGIN if margin is None else float(margin)
     if not (np.isfinite(delta) and delta > 0):
@@ -639,13 +637,13 @@ def tarp_summary(credibility: ArrayLike, m: int, *, alpha: ArrayLike | None = No
     ('calibrated', 'miscalibrated')
     """
     f = np.asarray(credibility, dtype=float)
-    level = _ci(level)
+    level = level_value(level)
     grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
     below = tarp_indicators(f, grid)
     ecp = below.mean(axis=0)
     reps = bootstrap_means(below, n_resamples=n_resamples, seed=seed) if replicates is None else replicates
-    band_lo, band_hi = _percentile(reps, level)
-    e_lo, e_hi = _percentile(np.abs(reps - grid).max(axis=1), level)
+    band_lo, band_hi = percentile_bounds(reps, level)
+    e_lo, e_hi = percentile_bounds(np.abs(reps - grid).max(axis=1), level)
     floor = tarp_noise_floor(len(f), m, grid, seed=seed)
     return TarpCoverage(f, grid, ecp, band_lo, band_hi, float(np.abs(ecp - grid).max()), float(e_lo), float(e_hi), floor)
 
@@ -712,7 +710,7 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
     {'dim0': 0.005, 'dim1': 0.005, 'energy': 0.005}
     """
     s, t, _ = samples_truth(samples, truth)
-    level = _ci(level)
+    level = level_value(level)
     rng = np.random.default_rng(seed_value(seed))
     n, m, d = s.shape
     names = list(dim_names) if dim_names is not None else [f"dim{j}" for j in range(d)]
@@ -816,7 +814,7 @@ def spread_summary(var: ArrayLike, err2: ArrayLike, *, bins: int = 10, n_resampl
     var, err2 = np.asarray(var, dtype=float), np.asarray(err2, dtype=float)
     k = positive_int(bins, "bins")
     reps = bootstrap_means(np.stack([var, err2], axis=1), n_resamples=n_resamples, seed=seed) if replicates is None else replicates
-    lo, hi = _percentile(np.sqrt(reps[:, 0] / reps[:, 1]), _ci(level))
+    lo, hi = percentile_bounds(np.sqrt(reps[:, 0] / reps[:, 1]), level_value(level))
     edges = np.quantile(var, np.linspace(0, 1, k + 1))
     which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)
     rows = [{"spread": float(np.sqrt(var[which == b].mean())), "rmse": float(np.sqrt(err2[which == b].mean())),

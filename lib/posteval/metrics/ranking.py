@@ -176,7 +176,8 @@ def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues
     draws (the truth's rank uniform on 0..m):
 
         D = mean_l (c_l - p_m(a_l)),   raw coverage error = max_l |c_l - a_l|,
-        "calibrated" if |D| + half-width <= margin, "under-covers" if hi < 0, "over-covers" if lo > 0;
+        its word by the one rule of :mod:`~posteval.metrics.verdicts` ("calibrated": |D| < margin by two
+        one-sided tests; "under-covers": D < 0; "over-covers": D > 0; else "not resolved");
 
     TARP error max_alpha |ECP(alpha) - alpha|; spread-skill SSR = sqrt((1 + 1/m) mean_i s_i^2 /
     mean_i (xbar_i - y_i)^2) (see :mod:`~posteval.metrics.calibration`).
@@ -186,14 +187,15 @@ def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues
     *J. R. Statist. Soc. B* 69, 243 (calibration, under- and overdispersion); Lemos et al. (2023),
     ICML (TARP); Fortin et al. (2014), *J. Hydrometeor.* 15, 1708 (spread-skill).
 
-    Example: the samplers of :func:`leads`' example; the one half as wide under-covers:
+    Example: 2,000 events (with a few hundred the interval of D is wider than the 0.02 margin and the
+    exact sampler's word is "not resolved"); the sampler half as wide under-covers:
 
     >>> from posteval.metrics import DEFAULT_LEVELS
     >>> from posteval.metrics.report import event_values, protocol_report
     >>> rng = np.random.default_rng(0)
-    >>> mu = rng.normal(size=300); truth = mu + rng.normal(size=300)
-    >>> draws = {"exact": mu[:, None] + rng.normal(size=(300, 20)),
-    ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(300, 20))}
+    >>> mu = rng.normal(size=2000); truth = mu + rng.normal(size=2000)
+    >>> draws = {"exact": mu[:, None] + rng.normal(size=(2000, 20)),
+    ...          "narrow": mu[:, None] + 0.5 * rng.normal(size=(2000, 20))}
     >>> table = protocol_report(draws, truth, level=0.95, n_resamples=200)
     >>> samplers = {name: event_values(d, truth) for name, d in draws.items()}
     >>> per_dim, joint = calibration_verdicts(table, samplers, np.sort(DEFAULT_LEVELS), n_resamples=200)

@@ -19,6 +19,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,8 @@ import torch
 from posteval.parallel import map_jobs
 from posteval.progress import tqdm
 from posteval.runtime import seed_everything
+
+from .mlp import PointRegressor
 
 __all__ = ["TrainHistory", "TrainingJob", "TrainingSettings", "fit", "train_item", "train_model", "train_models",
            "training_items", "check_tensors"]
@@ -566,10 +569,6 @@ def _example_problem() -> tuple:
     >>> type(build()).__name__, settings.epochs, tuple(c.shape), tuple(x.shape)
     ('PointRegressor', 2, (32, 3), (32, 2))
     """
-    from functools import partial
-
-    from posteval.models import PointRegressor  # here: posteval.models imports this module
-
     os.environ.setdefault("ATEN_CPU_CAPABILITY", torch.backends.cpu.get_cpu_capability())
     torch.manual_seed(0)
     c, x = torch.randn(32, 3), torch.randn(32, 2)
