@@ -546,3 +546,17 @@ def test_chi2_pvalue_is_scipys_upper_tail():
                             ("1", 3, "stat"), (True, 3, "stat"), (1.0, 0, "ndf"), (1.0, 2.5, "ndf")]:
         with pytest.raises(ValueError, match=name):
             chi2_pvalue(stat, ndf)
+
+
+def test_binomial_tail_pvalue_is_the_doubled_smaller_tail_capped_at_one():
+    from posteval.metrics.intervals import binomial_tail_pvalue
+
+    k, grid = np.arange(51)[:, None], np.array([0.1, 0.5, 0.9])
+    old = 2 * np.minimum(stats.binom.cdf(k, 50, grid), stats.binom.sf(k - 1, 50, grid))
+    p = binomial_tail_pvalue(k, 50, grid)
+    assert np.array_equal(p, np.minimum(old, 1.0)) and p.shape == (51, 3) and np.all((p > 0) & (p <= 1))
+    assert binomial_tail_pvalue(0, 10, 0.5) == 2 * 0.5**10 and binomial_tail_pvalue(5, 10, 0.5) == 1.0
+    for args, name in [((-1, 10, 0.5), "count"), ((11, 10, 0.5), "count"), ((1.5, 10, 0.5), "count"),
+                       ((1, 0, 0.5), "n"), ((1, 10, 1.5), "p"), ((1, 10, "a"), "p"), ((1, 10, np.nan), "p")]:
+        with pytest.raises(ValueError, match=name):
+            binomial_tail_pvalue(*args)

@@ -78,7 +78,7 @@ from ._validation import DEFAULT_LEVELS, finite_array, levels_array, positive_in
 from .coverage import pit
 from ._validation import level_value as _ci
 from .claims import CALIBRATION_WORDS
-from .intervals import event_interval, monte_carlo_pvalue
+from .intervals import binomial_tail_pvalue, event_interval, monte_carlo_pvalue
 from .intervals import percentile_bounds as _percentile
 from .uncertainty import bootstrap_means
 from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
@@ -720,8 +720,7 @@ def _ecdf_band(n: int, m: int, level: float, rng, n_resamples: int = 1000) -> tu
     grid = np.arange(1, m + 1) / (m + 1)
     sim = rng.integers(0, m + 1, size=(n_resamples, n))
     counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (n_resamples, m)
-    tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
-    minima = np.minimum(tail.min(axis=1), 1.0)
+    minima = binomial_tail_pvalue(counts, n, grid).min(axis=1)
     gamma = float(np.quantile(minima, 1 - level))
     lo = stats.binom.ppf(gamma / 2, n, grid) / n
     hi = stats.binom.ppf(1 - gamma / 2, n, grid) / n
@@ -780,8 +779,7 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
     pvalues = {}
     for name, r in cols.items():
         counts = np.array([(r < k).sum() for k in range(1, m + 1)])
-        tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
-        pvalues[name] = monte_carlo_pvalue(np.sum(minima <= min(tail.min(), 1.0)), len(minima))
+        pvalues[name] = monte_carlo_pvalue(np.sum(minima <= binomial_tail_pvalue(counts, n, grid).min()), len(minima))
     return RankHistogram(pd.DataFrame(cols), m, pvalues, (grid, lo, hi))
 
 

@@ -70,7 +70,7 @@ from ._validation import finite_array, level_value, positive_int, real_array, re
 __all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
            "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "events_to_resolve", "seeds_for_power", "combine_estimates", "Measurements", "TRANSFORMS",
            "MIN_SEEDS_EQUIVALENCE", "percentile_bounds", "percentile_interval", "bootstrap_pvalue",
-           "monte_carlo_pvalue", "chi2_pvalue"]
+           "monte_carlo_pvalue", "chi2_pvalue", "binomial_tail_pvalue"]
 
 MIN_SEEDS_EQUIVALENCE = 5
 """Fewest seeds for an equivalence verdict (an interval inside a margin) when training varies:
@@ -674,6 +674,32 @@ def chi2_pvalue(stat: float, ndf: int) -> float:
     if isinstance(stat, (bool, np.bool_)) or x.ndim != 0 or x.dtype.kind not in "iuf" or not np.isfinite(x) or x < 0:
         raise ValueError(f"stat: expected a finite chi-square statistic >= 0, got {stat!r}")
     return float(stats.chi2.sf(stat, ndf))
+
+
+def binomial_tail_pvalue(count: int | ArrayLike, n: int, p: float | ArrayLike) -> float | np.ndarray:
+    """Two-sided equal-tail p-value of a binomial count k of n trials with success probability p,
+    twice the smaller tail, capped at 1 (elementwise; ``count`` and ``p`` broadcast):
+
+        p-value = min(1, 2 min(P(X <= k), P(X >= k))),   X ~ Binomial(n, p).
+
+    Reference: Agresti (2013), *Categorical Data Analysis*, 3rd ed., section 1.4 (the doubled tail of an
+    exact binomial test); Säilynoja, Bürkner and Vehtari (2022), *Stat. Comput.* 32, 32 (the pointwise
+    tail probabilities of an ECDF of uniform ranks).
+
+    Example: 0 successes in 10 fair trials, and 5:
+
+    >>> binomial_tail_pvalue(0, 10, 0.5), binomial_tail_pvalue(5, 10, 0.5)
+    (0.001953125, 1.0)
+    """
+    n = positive_int(n, "n")
+    k = np.asarray(count)
+    if k.dtype.kind not in "iu" or k.size == 0 or np.any(k < 0) or np.any(k > n):
+        raise ValueError(f"count: expected integer counts in 0..n = {n}, got {count!r}")
+    q = real_array(p, "p")
+    if q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+        raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
+    out = np.minimum(2 * np.minimum(stats.binom.cdf(k, n, q), stats.binom.sf(k - 1, n, q)), 1.0)
+    return float(out) if out.ndim == 0 else out
 
 
 # ---------------------------------------------------------------------------------------------
