@@ -9,6 +9,7 @@ from scipy import optimize, stats
 
 from posteval.metrics import calibration as cal
 from posteval.metrics._validation import DEFAULT_LEVELS
+from posteval.metrics.uncertainty import bootstrap_means
 
 CHOL = np.linalg.cholesky([[1.0, 0.9], [0.9, 1.0]])
 
@@ -212,7 +213,7 @@ def test_shuffled_correlations_are_caught_jointly_not_marginally():
     exact = samples[0]
     shuffled = exact.copy()
     shuffled[:, :, 1] = rng.permuted(shuffled[:, :, 1], axis=1)
-    for x, joint in ((exact, "calibrated"), (shuffled, "miscalibrated")):
+    for x, joint in ((exact, "not rejected"), (shuffled, "miscalibrated")):
         assert cal.tarp_coverage(x, truth, seed=1).verdict == joint
         ranks = cal.rank_histogram(x, truth, dim_names=["y1", "y2"], seed=1)
         assert ranks.pvalue["y1"] > 0.05 and ranks.pvalue["y2"] > 0.05
@@ -255,3 +256,96 @@ def test_events_to_resolve_a_narrowing_gives_the_stated_power():
         draws = rng.normal(scale=0.9, size=(n, 16))
         resolved += event_interval(cal.coverage_deviation_scores([draws], truth)).hi < 0
     assert abs(resolved / repeats - 0.8) < 3 * np.sqrt(0.16 / repeats) + 0.01
+
+
+# ---------------------------------------------------------------------------------------------
+# (value, replicates) of TARP and spread-skill: what a claims table takes per seed (issue 41)
+# ---------------------------------------------------------------------------------------------
+def _tarp_by_hand(samples, truth, alpha, n_resamples, seed):
+    """TARP error and its replicates from the building blocks (chapter 3's former local function)."""
+    centre, scale = cal.tarp_frame(truth)
+    refs = cal.tarp_references(truth, centre, scale, seed=seed)
+    below = cal.tarp_indicators(cal.tarp_credibility(samples, truth, refs, centre, scale), alpha)
+    reps = bootstrap_means(below, n_resamples=n_resamples, seed=seed)
+    return np.abs(below.mean(axis=0) - alpha).max(), np.abs(reps - alpha).max(axis=1)
+
+
+def _spread_by_hand(samples, truth, n_resamples, seed):
+    var, err2 = cal.spread_terms(samples, truth)
+    reps = bootstrap_means(np.stack([var, err2], axis=1), n_resamples=n_resamples, seed=seed)
+    return np.sqrt(var.mean() / err2.mean()), np.sqrt(reps[:, 0] / reps[:, 1])
+
+
+@pytest.mark.parametrize("d, scale, seed", [(6, 1.0, 0), (6, 0.6, 3), (2, 1.3, 1)])
+def test_tarp_and_spread_replicates_equal_the_building_blocks_bit_for_bit(d, scale, seed):
+    rng = np.random.default_rng(20 + d)  # chapter 3's shapes: 6 components on different scales, m = 20
+    mu = rng.normal(size=(500, d)) * rng.uniform(1, 100, d)
+    truth = mu + rng.normal(size=(500, d)) * 20
+    x = mu[:, None, :] + scale * 20 * rng.normal(size=(500, 20, d))
+    alpha = np.linspace(0.0, 1.0, 21)
+    value, reps = cal.tarp_error_replicates(x, truth, n_resamples=300, seed=seed)
+    old_value, old_reps = _tarp_by_hand(x, truth, alpha, 300, seed)
+    assert value == old_value and np.array_equal(reps, old_reps) and reps.shape == (300,)
+    assert cal.tarp_error_replicates(x, truth, alpha=alpha, n_resamples=300, seed=seed)[0] == value
+    value, reps = cal.spread_skill_replicates(x, truth, n_resamples=300, seed=seed)
+    old_value, old_reps = _spread_by_hand(x, truth, 300, seed)
+    assert value == old_value and np.array_equal(reps, old_reps) and reps.shape == (300,)
+
+
+def test_the_summaries_read_the_same_replicates():
+    """tarp_coverage's error and spread_skill's ratio and intervals are those of the (value, replicates) pairs."""
+    from posteval.metrics.intervals import percentile_interval
+
+    rng = np.random.default_rng(21)
+    samples, truth = gaussian_problem(rng, 400, 16, d=2, scale=0.8)
+    x = samples[0]
+    value, reps = cal.tarp_error_replicates(x, truth, n_resamples=200, seed=5)
+    res = cal.tarp_coverage(x, truth, n_resamples=200, seed=5)
+    assert res.error == value and (res.error_lo, res.error_hi) == tuple(float(v) for v in percentile_interval(reps))
+    value, reps = cal.spread_skill_replicates(x, truth, n_resamples=200, seed=5)
+    res = cal.spread_skill(x, truth, n_resamples=200, seed=5)
+    assert res.ratio == value and (res.lo, res.hi) == tuple(float(v) for v in percentile_interval(reps))
+
+
+@pytest.mark.parametrize("f", ["tarp_error_replicates", "spread_skill_replicates"])
+@pytest.mark.parametrize("change, name", [
+    (lambda x, t: (x[:, :, 0], t), "samples"),            # 2-D samples for a 2-D truth
+    (lambda x, t: (x, t[:-1]), "samples"),                # another number of events
+    (lambda x, t: (np.where(x > 2.5, np.nan, x), t), "samples"),
+    (lambda x, t: (x, np.full_like(t, np.inf)), "truth"),
+    (lambda x, t: (x.astype(complex), t), "samples"),
+    (lambda x, t: (x, t.astype(str)), "truth"),
+])
+def test_tarp_and_spread_replicates_refuse_bad_input(f, change, name):
+    rng = np.random.default_rng(22)
+    samples, truth = gaussian_problem(rng, 100, 8, d=2)
+    with pytest.raises(ValueError, match=name):
+        getattr(cal, f)(*change(samples[0], truth), n_resamples=20)
+
+
+@pytest.mark.parametrize("f", ["tarp_error_replicates", "spread_skill_replicates"])
+@pytest.mark.parametrize("kwargs, name", [({"n_resamples": 0}, "n_resamples"), ({"n_resamples": 2.5}, "n_resamples"),
+                                          ({"seed": -1}, "seed"), ({"seed": True}, "seed")])
+def test_tarp_and_spread_replicates_refuse_bad_counts(f, kwargs, name):
+    rng = np.random.default_rng(23)
+    samples, truth = gaussian_problem(rng, 100, 8, d=2)
+    with pytest.raises(ValueError, match=name):
+        getattr(cal, f)(samples[0], truth, **kwargs)
+
+
+def test_tarp_alpha_and_spread_draws_are_checked():
+    rng = np.random.default_rng(24)
+    samples, truth = gaussian_problem(rng, 100, 8, d=2)
+    with pytest.raises(ValueError, match="alpha"):
+        cal.tarp_error_replicates(samples[0], truth, alpha=[0.1, np.nan])
+    with pytest.raises(ValueError, match="samples"):
+        cal.spread_skill_replicates(samples[0][:, :1], truth)  # one draw: no spread
+
+
+def test_rank_histogram_pvalue_is_the_monte_carlo_pvalue():
+    from posteval.metrics.intervals import monte_carlo_pvalue
+
+    rng = np.random.default_rng(25)
+    samples, truth = gaussian_problem(rng, 300, 20, scale=0.5)
+    rh = cal.rank_histogram(samples[0], truth, n_resamples=99)
+    assert rh.pvalue["dim0"] == monte_carlo_pvalue(0, 99) == 1 / 100  # far too narrow: no simulation as extreme

@@ -484,3 +484,79 @@ def test_paired_seed_p_is_the_dual_of_the_interval():
     for shift in (0.01, 0.05, 0.2):
         iv = paired_seed_interval(a + shift + rng.normal(0, 0.03, 10), a)
         assert (iv.p_value(0.0) < 0.05) == (iv.lo > 0 or iv.hi < 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Monte Carlo and chi-square p-values (issue 41: their one home)
+# ---------------------------------------------------------------------------------------------
+def test_monte_carlo_pvalue_is_one_plus_k_over_one_plus_b_and_never_zero():
+    from posteval.metrics.intervals import monte_carlo_pvalue
+
+    b = 999
+    k = np.arange(b + 1)
+    p = monte_carlo_pvalue(k, b)
+    assert np.array_equal(p, (k + 1) / (b + 1))  # the formula, bit for bit
+    assert p.min() == 1 / (b + 1) and p.max() == 1.0 and np.all((p > 0) & (p <= 1))
+    assert monte_carlo_pvalue(0, b) == 1 / (b + 1) and isinstance(monte_carlo_pvalue(0, b), float)
+    assert monte_carlo_pvalue(np.int64(24), 999) == (1 + 24) / (1 + 999)
+
+
+def test_monte_carlo_pvalue_is_exact_under_the_null():
+    """Observed and B null statistics exchangeable: P(p <= u) <= u, with equality at u = j / (B + 1)."""
+    from posteval.metrics.intervals import monte_carlo_pvalue
+
+    rng = np.random.default_rng(41)
+    b, reps = 19, 20_000
+    stats_ = rng.normal(size=(reps, b + 1))
+    k = (stats_[:, 1:] >= stats_[:, :1]).sum(axis=1)
+    p = monte_carlo_pvalue(k, b)
+    for j in (1, 2, 5, 10):
+        assert np.mean(p <= j / (b + 1)) == pytest.approx(j / (b + 1), abs=0.01)
+
+
+@pytest.mark.parametrize("k, b, name", [(-1, 10, "n_at_least_as_extreme"), (11, 10, "n_at_least_as_extreme"),
+                                        (2.0, 10, "n_at_least_as_extreme"), (np.array([1, 12]), 10,
+                                                                             "n_at_least_as_extreme"),
+                                        (np.array([], int), 10, "n_at_least_as_extreme"), (0, 0, "n_resamples"),
+                                        (0, 10.0, "n_resamples"), (True, 10, "n_at_least_as_extreme")])
+def test_monte_carlo_pvalue_refuses_bad_counts(k, b, name):
+    from posteval.metrics.intervals import monte_carlo_pvalue
+
+    with pytest.raises(ValueError, match=name):
+        monte_carlo_pvalue(k, b)
+
+
+def test_bootstrap_pvalue_is_the_monte_carlo_pvalue_of_each_tail():
+    from posteval.metrics.intervals import bootstrap_pvalue, monte_carlo_pvalue
+
+    rep = np.random.default_rng(3).normal(0.4, 1.0, size=(300, 4))
+    old = np.minimum(1.0, 2.0 * np.minimum((np.sum(rep <= 0, axis=0) + 1) / 301, (np.sum(rep >= 0, axis=0) + 1) / 301))
+    assert np.array_equal(bootstrap_pvalue(rep), old)
+    assert bootstrap_pvalue(rep[:, 0]) == float(old[0])
+    assert monte_carlo_pvalue(np.sum(rep <= 0, axis=0), 300).shape == (4,)
+
+
+def test_chi2_pvalue_is_scipys_upper_tail():
+    from posteval.metrics.intervals import chi2_pvalue
+
+    for stat, ndf in [(0.0, 1), (3.2, 1), (25.0, 19), (np.float64(180.5), np.int64(150)), (1e4, 3)]:
+        assert chi2_pvalue(stat, ndf) == float(stats.chi2.sf(stat, ndf))
+    assert chi2_pvalue(2.0, 2) == pytest.approx(np.exp(-1.0), rel=1e-14)
+    for stat, ndf, name in [(-1.0, 3, "stat"), (np.nan, 3, "stat"), (np.inf, 3, "stat"), ([1.0, 2.0], 3, "stat"),
+                            ("1", 3, "stat"), (True, 3, "stat"), (1.0, 0, "ndf"), (1.0, 2.5, "ndf")]:
+        with pytest.raises(ValueError, match=name):
+            chi2_pvalue(stat, ndf)
+
+
+def test_binomial_tail_pvalue_is_the_doubled_smaller_tail_capped_at_one():
+    from posteval.metrics.intervals import binomial_tail_pvalue
+
+    k, grid = np.arange(51)[:, None], np.array([0.1, 0.5, 0.9])
+    old = 2 * np.minimum(stats.binom.cdf(k, 50, grid), stats.binom.sf(k - 1, 50, grid))
+    p = binomial_tail_pvalue(k, 50, grid)
+    assert np.array_equal(p, np.minimum(old, 1.0)) and p.shape == (51, 3) and np.all((p > 0) & (p <= 1))
+    assert binomial_tail_pvalue(0, 10, 0.5) == 2 * 0.5**10 and binomial_tail_pvalue(5, 10, 0.5) == 1.0
+    for args, name in [((-1, 10, 0.5), "count"), ((11, 10, 0.5), "count"), ((1.5, 10, 0.5), "count"),
+                       ((1, 0, 0.5), "n"), ((1, 10, 1.5), "p"), ((1, 10, "a"), "p"), ((1, 10, np.nan), "p")]:
+        with pytest.raises(ValueError, match=name):
+            binomial_tail_pvalue(*args)

@@ -100,3 +100,15 @@ def test_chi2_replicates_are_the_chi2_of_the_resampled_events():
         assert rep == pytest.approx(chi2 / ndf)
     with pytest.raises(ValueError, match="one prediction per event"):
         chi2_spectrum_replicates(p[:10], t, bins=10)
+
+
+def test_spectrum_pvalues_are_the_interval_modules(rng):
+    """Both p-values come from posteval.metrics.intervals (issue 41), equal to their formulas."""
+    from posteval.metrics.intervals import chi2_pvalue, monte_carlo_pvalue
+
+    truth, pred = rng.normal(size=800), 1.1 * rng.normal(size=800)
+    res = metrics.spectrum_test(pred, truth, bins=12, n_resamples=199, seed=3)
+    assert res.pvalue == chi2_pvalue(res.chi2, res.ndf) == float(stats.chi2.sf(res.chi2, res.ndf))
+    k = round(res.pvalue_exchange * 200) - 1  # the count of exchanges at least as extreme
+    assert res.pvalue_exchange == monte_carlo_pvalue(k, 199) == (1 + k) / (1 + 199)
+    assert 1 / 200 <= res.pvalue_exchange <= 1

@@ -77,8 +77,9 @@ from .coverage import (
 from .calibration import (RankHistogram, SignedCoverage, SpreadSkill, TarpCoverage, calibration_margin, exact_coverage,
                           rank_histogram, signed_coverage, spread_skill, tarp_coverage, tarp_noise_floor)
 from .claims import Claim, evaluate_claims
-from .intervals import (Interval, Measurements, bootstrap_pvalue, event_interval, paired_event_interval,
-                        percentile_interval, replicate_interval, seed_interval)
+from .intervals import (Interval, Measurements, binomial_tail_pvalue, bootstrap_pvalue, chi2_pvalue, event_interval,
+                        monte_carlo_pvalue, paired_event_interval, percentile_interval, replicate_interval,
+                        seed_interval)
 from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps_ensemble, crps_normal, energy_score_ensemble, energy_score_reconstruction, mae,
                      mean_abs_difference, one_per_event, rmse, scores_reconstruction)
@@ -129,6 +130,9 @@ __all__ = [
     "bootstrap_means",
     "percentile_interval",
     "bootstrap_pvalue",
+    "monte_carlo_pvalue",
+    "chi2_pvalue",
+    "binomial_tail_pvalue",
     "event_scores",
     "compare",
     "Comparison",

@@ -74,17 +74,18 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .._deprecation import renamed_keywords
-from ._validation import DEFAULT_LEVELS, level_value, levels_array, positive_int, samples_truth, seed_value
+from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, positive_int, samples_truth, seed_value
 from .claims import CALIBRATION_WORDS
 from .coverage import pit
-from .intervals import event_interval, percentile_bounds
+from .intervals import binomial_tail_pvalue, event_interval, monte_carlo_pvalue, percentile_bounds
 from .uncertainty import bootstrap_means
 from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
 
 __all__ = ["COVERAGE_MARGIN", "MIN_EVENTS_COVERAGE", "MIN_DRAWS_COVERAGE", "exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
            "TarpCoverage",
            "signed_coverage_from_inside", "tarp_coverage", "tarp_noise_floor", "tarp_frame", "tarp_references",
-           "tarp_credibility", "tarp_indicators", "tarp_summary", "RankHistogram", "rank_histogram", "SpreadSkill", "spread_skill", "spread_terms", "spread_summary",
+           "tarp_credibility", "tarp_indicators", "tarp_summary", "tarp_error_replicates", "RankHistogram", "rank_histogram",
+           "SpreadSkill", "spread_skill", "spread_terms", "spread_summary", "spread_skill_replicates",
            "narrowing_deviation"]
 
 
@@ -465,11 +466,11 @@ class TarpCoverage:
 
     @property
     def verdict(self) -> str:
-        """"calibrated" (error within the noise floor), "miscalibrated" (the interval's lower end
-        above it) or "not resolved"."""
-        if self.error <= self.noise_floor:
-            return "calibrated"
-        return "miscalibrated" if self.error_lo > self.noise_floor else "not resolved"
+        """"miscalibrated" when the interval's lower end lies above the noise floor (an exact sampler's
+        95 % quantile: the test of exactness rejects), else "not rejected". A test that does not reject
+        is not evidence of calibration (that needs an interval inside a margin, as "calibrated" of
+        :func:`signed_coverage`), so TARP never says "calibrated"."""
+        return "miscalibrated" if self.error_lo > self.noise_floor else "not rejected"
 
 
 @renamed_keywords(repeats="n_resamples")
@@ -520,14 +521,14 @@ def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike
     coverage probability; the bootstrap band, Efron and Tibshirani (1993), *An Introduction to the
     Bootstrap*, ch. 13 (percentile intervals).
 
-    Example: a posterior of the right width passes, one half as wide fails.
+    Example: a posterior of the right width is not rejected, one half as wide is miscalibrated.
 
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
     >>> good = mu[:, None, :] + rng.normal(size=(500, 50, 2))
     >>> narrow = mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2))
     >>> tarp_coverage(good, truth, n_resamples=200).verdict, tarp_coverage(narrow, truth, n_resamples=200).verdict
-    ('calibrated', 'miscalibrated')
+    ('not rejected', 'miscalibrated')
     """
     s, t, _ = samples_truth(samples, truth)
     centre, scale = tarp_frame(t, standardise=standardise)
@@ -630,22 +631,65 @@ def tarp_summary(credibility: ArrayLike, m: int, *, alpha: ArrayLike | None = No
     Reference: Lemos et al. (2023), ICML, TARP; percentile intervals of the bootstrap, Efron and
     Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13.
 
-    Example: an exact sampler's credibilities k / 50 (k uniform on 0..50) pass, their square roots fail:
+    Example: an exact sampler's credibilities k / 50 (k uniform on 0..50) are not rejected, their square roots are:
 
     >>> f = np.tile(np.arange(51) / 50, 20)
     >>> tarp_summary(f, 50, n_resamples=200).verdict, tarp_summary(np.sqrt(f), 50, n_resamples=200).verdict
-    ('calibrated', 'miscalibrated')
+    ('not rejected', 'miscalibrated')
     """
     f = np.asarray(credibility, dtype=float)
     level = level_value(level)
     grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
     below = tarp_indicators(f, grid)
-    ecp = below.mean(axis=0)
     reps = bootstrap_means(below, n_resamples=n_resamples, seed=seed) if replicates is None else replicates
     band_lo, band_hi = percentile_bounds(reps, level)
-    e_lo, e_hi = percentile_bounds(np.abs(reps - grid).max(axis=1), level)
+    error, error_reps = _tarp_error(below, reps, grid)
+    e_lo, e_hi = percentile_bounds(error_reps, level)
     floor = tarp_noise_floor(len(f), m, grid, seed=seed)
-    return TarpCoverage(f, grid, ecp, band_lo, band_hi, float(np.abs(ecp - grid).max()), float(e_lo), float(e_hi), floor)
+    return TarpCoverage(f, grid, below.mean(axis=0), band_lo, band_hi, error, float(e_lo), float(e_hi), floor)
+
+
+def _tarp_error(below: np.ndarray, reps: np.ndarray, grid: np.ndarray) -> tuple[float, np.ndarray]:
+    """(max_alpha |ECP(alpha) - alpha|, the same on each bootstrap replicate of ECP (B, grid))."""
+    return float(np.abs(below.mean(axis=0) - grid).max()), np.abs(reps - grid).max(axis=1)
+
+
+def tarp_error_replicates(samples: ArrayLike, truth: ArrayLike, *, alpha: ArrayLike | None = None,
+                          standardise: bool = True, n_resamples: int = 1000, seed: int = 0) -> tuple[float, np.ndarray]:
+    """The TARP error of draws ``samples`` (n, m, d) against ``truth`` (n, d) and its value on
+    ``n_resamples`` bootstrap resamples of the events, ``(value, replicates (n_resamples,))``:
+
+        E = max_alpha |ECP(alpha) - alpha|,   ECP(alpha) = mean_i 1[f_i < alpha],
+        E*_b = max_alpha |ECP*_b(alpha) - alpha|,
+
+    with the credibilities f_i of :func:`tarp_credibility` in the frame of :func:`tarp_frame` and
+    the reference points of :func:`tarp_references` (seeded by ``seed``), and ECP*_b the ECP on
+    the events of resample b (:func:`~posteval.metrics.uncertainty.bootstrap_means` with the same
+    ``seed``, so that the resamples are those of every other statistic with that seed). The pair is
+    what :func:`~posteval.metrics.intervals.replicate_interval` and
+    :class:`~posteval.metrics.intervals.Measurements` take per seed; :func:`tarp_coverage` gives
+    the curve, the percentile band and the verdict.
+
+    Reference: Lemos, Coogan, Hezaveh and Perreault-Levasseur (2023), "Sampling-based accuracy testing
+    of posterior estimators for general inference", ICML (PMLR 202); bootstrap replicates, Efron and
+    Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6.
+
+    Example: a posterior half as wide as it should be has a larger error than one of the right width.
+
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
+    >>> good, reps = tarp_error_replicates(mu[:, None, :] + rng.normal(size=(500, 50, 2)), truth, n_resamples=200)
+    >>> narrow, _ = tarp_error_replicates(mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2)), truth, n_resamples=200)
+    >>> reps.shape, bool(good < 0.1 < narrow)
+    ((200,), True)
+    """
+    s, t, _ = samples_truth(samples, truth)
+    grid = TARP_ALPHA if alpha is None else finite_array(alpha, "alpha", (1,))
+    n_resamples, seed = positive_int(n_resamples, "n_resamples"), seed_value(seed)
+    centre, scale = tarp_frame(t, standardise=standardise)
+    refs = tarp_references(t, centre, scale, seed=seed)
+    below = tarp_indicators(tarp_credibility(s, t, refs, centre, scale), grid)
+    return _tarp_error(below, bootstrap_means(below, n_resamples=n_resamples, seed=seed), grid)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -674,8 +718,7 @@ def _ecdf_band(n: int, m: int, level: float, rng, n_resamples: int = 1000) -> tu
     grid = np.arange(1, m + 1) / (m + 1)
     sim = rng.integers(0, m + 1, size=(n_resamples, n))
     counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (n_resamples, m)
-    tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
-    minima = np.minimum(tail.min(axis=1), 1.0)
+    minima = binomial_tail_pvalue(counts, n, grid).min(axis=1)
     gamma = float(np.quantile(minima, 1 - level))
     lo = stats.binom.ppf(gamma / 2, n, grid) / n
     hi = stats.binom.ppf(1 - gamma / 2, n, grid) / n
@@ -692,7 +735,7 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
     for d > 1 also the rank of rho(y_i) among rho(x_i1)..rho(x_im), rho(z) = sum_w ||z - w|| over the
     augmented ensemble {y_i, x_i1..x_im} (scaled per dimension). An exact sampler's ranks are uniform on 0..m;
     the p-value is (1 + #{simulations whose smallest pointwise binomial tail probability of the ECDF is at
-    most the observed one}) / (n_resamples + 1).
+    most the observed one}) / (n_resamples + 1) (:func:`~posteval.metrics.intervals.monte_carlo_pvalue`).
 
     Reference: Talts et al. (2018), arXiv:1804.06788, Theorem 1 (uniform ranks); Hamill (2001),
     *Mon. Wea. Rev.* 129, 550 (rank histograms); Säilynoja, Bürkner and Vehtari (2022), *Stat. Comput.* 32,
@@ -734,8 +777,7 @@ def rank_histogram(samples: ArrayLike, truth: ArrayLike, *, dim_names: Sequence[
     pvalues = {}
     for name, r in cols.items():
         counts = np.array([(r < k).sum() for k in range(1, m + 1)])
-        tail = 2 * np.minimum(stats.binom.cdf(counts, n, grid), stats.binom.sf(counts - 1, n, grid))
-        pvalues[name] = float((np.sum(minima <= min(tail.min(), 1.0)) + 1) / (len(minima) + 1))
+        pvalues[name] = monte_carlo_pvalue(np.sum(minima <= binomial_tail_pvalue(counts, n, grid).min()), len(minima))
     return RankHistogram(pd.DataFrame(cols), m, pvalues, (grid, lo, hi))
 
 
@@ -813,10 +855,54 @@ def spread_summary(var: ArrayLike, err2: ArrayLike, *, bins: int = 10, n_resampl
     """
     var, err2 = np.asarray(var, dtype=float), np.asarray(err2, dtype=float)
     k = positive_int(bins, "bins")
-    reps = bootstrap_means(np.stack([var, err2], axis=1), n_resamples=n_resamples, seed=seed) if replicates is None else replicates
-    lo, hi = percentile_bounds(np.sqrt(reps[:, 0] / reps[:, 1]), level_value(level))
+    ratio, ratio_reps = _spread_ratio(var, err2, n_resamples, seed, replicates)
+    lo, hi = percentile_bounds(ratio_reps, level_value(level))
     edges = np.quantile(var, np.linspace(0, 1, k + 1))
     which = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, k - 1)
     rows = [{"spread": float(np.sqrt(var[which == b].mean())), "rmse": float(np.sqrt(err2[which == b].mean())),
              "events": int((which == b).sum())} for b in range(k) if np.any(which == b)]
-    return SpreadSkill(float(np.sqrt(var.mean() / err2.mean())), float(lo), float(hi), pd.DataFrame(rows))
+    return SpreadSkill(ratio, float(lo), float(hi), pd.DataFrame(rows))
+
+
+def _spread_ratio(var: np.ndarray, err2: np.ndarray, n_resamples: int, seed: int,
+                  replicates: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """(SSR = sqrt(mean var / mean err2), SSR on each bootstrap resample of the events); ``replicates``:
+    the bootstrap means (B, 2) of the two terms already drawn."""
+    if replicates is None:
+        replicates = bootstrap_means(np.stack([var, err2], axis=1), n_resamples=n_resamples, seed=seed)
+    return float(np.sqrt(var.mean() / err2.mean())), np.sqrt(replicates[:, 0] / replicates[:, 1])
+
+
+def spread_skill_replicates(samples: ArrayLike, truth: ArrayLike, *, n_resamples: int = 1000,
+                            seed: int = 0) -> tuple[float, np.ndarray]:
+    """The spread-skill ratio of draws ``samples`` (n, m, d) against ``truth`` (n, d) and its value
+    on ``n_resamples`` bootstrap resamples of the events, ``(value, replicates (n_resamples,))``:
+
+        SSR = sqrt( mean_i v_i / mean_i e_i ),   SSR*_b = sqrt( mean*_b v / mean*_b e ),
+
+    with v_i = (1 + 1/m) s_i^2 and e_i = (xbar_i - y_i)^2 of :func:`spread_terms` (summed over the
+    dimensions) and mean*_b the means on the events of resample b
+    (:func:`~posteval.metrics.uncertainty.bootstrap_means` with ``seed``, the resamples of every
+    other statistic with that seed). The pair is what
+    :func:`~posteval.metrics.intervals.replicate_interval` and
+    :class:`~posteval.metrics.intervals.Measurements` take per seed; :func:`spread_skill` gives the
+    percentile interval and the binned curve.
+
+    Reference: Fortin et al. (2014), "Why should ensemble spread match the RMSE of the ensemble mean?",
+    *J. Hydrometeor.* 15, 1708 (the factor (1 + 1/m)); bootstrap replicates, Efron and Tibshirani
+    (1993), *An Introduction to the Bootstrap*, ch. 6.
+
+    Example: an ensemble of the right width has SSR near 1, one half as wide near 0.5.
+
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=(500, 2)); truth = mu + rng.normal(size=(500, 2))
+    >>> ratio, reps = spread_skill_replicates(mu[:, None, :] + rng.normal(size=(500, 50, 2)), truth, n_resamples=200)
+    >>> round(ratio, 2), reps.shape
+    (0.97, (200,))
+    >>> round(spread_skill_replicates(mu[:, None, :] + 0.5 * rng.normal(size=(500, 50, 2)), truth)[0], 2)
+    0.49
+    """
+    s, t, _ = samples_truth(samples, truth)
+    n_resamples, seed = positive_int(n_resamples, "n_resamples"), seed_value(seed)
+    var, err2 = spread_terms(s, t)
+    return _spread_ratio(var, err2, n_resamples, seed)

@@ -323,7 +323,7 @@ def sentences(leads: pd.DataFrame, calib: pd.DataFrame, joint: pd.DataFrame, dim
     for r in joint.to_dict("records"):
         parts = []
         if "tarp_verdict" in r and len(dim_names) > 1:
-            tarp_word = {"calibrated": "within", "miscalibrated": "beyond", "not resolved": "not resolved against"}
+            tarp_word = {"not rejected": "not beyond", "miscalibrated": "beyond"}
             parts.append(f"its TARP error {format_interval(r['tarp_error'], r['tarp_error_lo'], r['tarp_error_hi'])} "
                          f"is {tarp_word[r['tarp_verdict']]} an exact sampler's noise floor "
                          f"{format_number(r['tarp_noise_floor'])}")

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
-
 from .._deprecation import deprecated_attribute, renamed_keywords
 from ._validation import finite_array, positive_int
+from .intervals import chi2_pvalue, monte_carlo_pvalue
 from .uncertainty import bootstrap_weights
 
 
@@ -151,9 +150,10 @@ def spectrum_test(samples: ArrayLike, truth: ArrayLike, *, bins: int | ArrayLike
     -------
     SpectrumTest with
         ``chi2``, ``ndf``: as :func:`chi2_spectrum`;
-        ``pvalue``: chi-square(ndf) survival at chi2, valid for independent samples (for
+        ``pvalue``: chi-square(ndf) survival at chi2 (:func:`~posteval.metrics.intervals.chi2_pvalue`), valid for independent samples (for
         histograms of the same events it is conservative: they fluctuate together);
-        ``pvalue_exchange``: (1 + #{chi2* >= chi2}) / (1 + n_resamples), where chi2* is recomputed after
+        ``pvalue_exchange``: (1 + #{chi2* >= chi2}) / (1 + n_resamples)
+        (:func:`~posteval.metrics.intervals.monte_carlo_pvalue`), where chi2* is recomputed after
         swapping truth and prediction within each event independently with probability 1/2.
         When the prediction is a draw from the posterior given the event's observation, truth and
         draw are exchangeable and this p-value is exact (uniform under that null).
@@ -177,7 +177,7 @@ def spectrum_test(samples: ArrayLike, truth: ArrayLike, *, bins: int | ArrayLike
     chi2, ndf = _chi2_from_counts(hp, ht)
     if ndf < 1:
         raise ValueError("samples and truth: fewer than two non-empty bins, no spectrum to compare")
-    pvalue = float(stats.chi2.sf(chi2, ndf))
+    pvalue = chi2_pvalue(chi2, ndf)
     p_exchange = float("nan")
     if n_resamples > 0:
         if p.size != t.size:
@@ -205,7 +205,7 @@ def _exchange_pvalue(bp, bt, hp, ht, chi2, k, n_resamples, seed, chunk: int = 64
         ht_star = ht[None, :] + moved_from - moved_to
         stat, _ = _chi2_from_counts(hp_star, ht_star)
         exceed += int(np.count_nonzero(stat >= chi2 * (1 - 1e-12)))
-    return (1 + exceed) / (1 + n_resamples)
+    return monte_carlo_pvalue(exceed, n_resamples)
 
 
 @renamed_keywords(pred_values="samples", true_values="truth", n_boot="n_resamples")
