@@ -78,7 +78,7 @@ def build_event_arrays(lepton_pt, lepton_eta, lepton_phi, lepton_energy, lepton_
                        neutrino_momenta, n_jets=None, n_bjets=None) -> EventArrays:
     """Assemble `EventArrays` from per-object kinematics.
 
-    Many parameters because each is one column of the events, one array per quantity as the event
+    Why this size: each parameter is one column of the events, one array per quantity as the event
     readers return them (`arrays_from_events` passes a `read_events` dict's columns; the tests and
     doctests build events column by column): a record holding them would be that dict again.
 

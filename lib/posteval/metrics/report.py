@@ -91,7 +91,7 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
                  tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False) -> EventValues:
     """Per-event values of one model: samples ``(n, m[, d])`` or points ``(n[, d])`` against truth ``(n[, d])``.
 
-    Many parameters because each keyword switches one part of the protocol on or sets its estimator
+    Why this size: each keyword switches one part of the protocol on or sets its estimator
     (the report's command-line options, one for one); every one has a default that scores a plain sampler.
 
     CRPS per event and dimension (``crps_estimator`` for samples; the absolute error of a point
@@ -222,8 +222,9 @@ def protocol_report(
 ) -> pd.DataFrame | tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The protocol table: one row per model and dimension.
 
-    Many parameters because they are the protocol's settings, one keyword per command-line option of
-    ``protocol-report`` (levels, bins, estimators, resample counts, seed); all but the inputs have defaults.
+    Why this size: it is the one user-facing entry point of the report, and its keywords are the
+    protocol's settings, one per command-line option of ``protocol-report`` (levels, bins, estimators,
+    resample counts, seed); all but the inputs are keyword-only with defaults.
 
     Parameters
     ----------
@@ -351,57 +352,69 @@ def protocol_table(
         raise ValueError("replicates: needs level (the bootstrap that makes them)")
     t = finite_array(truth, "truth", (1, 2))
     t2 = t[:, None] if t.ndim == 1 else t
-    n, d = t2.shape
+    d = t2.shape[1]
     if dim_names is None:
         dim_names = [f"dim{j}" for j in range(d)]
     if len(dim_names) != d:
         raise ValueError(f"dim_names: {len(dim_names)} names for {d} dimensions")
     lv_sorted = _sorted_levels(levels)
-    n_lv = lv_sorted.size
     with_energy = any(v.energy is not None for v in values.values())
     rows, dense, codes, scales = [], [], [], []  # per-event values (divided by the row's scale) for the bootstrap
     for name, v in values.items():
-        if v.point.shape != (n, d):
-            raise ValueError(f"values[{name!r}]: point values of shape {v.point.shape}, truth is {(n, d)}")
-        if with_energy and v.energy is None:
-            raise ValueError(f"values[{name!r}]: no energy score while other models have one")
-        none = np.full((n, d), -1)
-        raw_codes = none if v.raw_codes is None else v.raw_codes
-        conf_codes = none if v.conformal_codes is None else v.conformal_codes
-        es = v.energy if with_energy else np.zeros(n)
-        for j in range(d):
-            # one exact power-of-two scale per row keeps squares, differences and sums in range
-            k = power_of_two_scale(v.point[:, j], t2[:, j], v.crps[:, j], es)
-            p_j, t_j = v.point[:, j] / k, t2[:, j] / k
-            spec = spectrum_test(p_j, t_j, bins=bins, n_resamples=spectrum_resamples, seed=seed + j)
-            err = p_j - t_j
-            row = {
-                "model": name,
-                "dimension": dim_names[j],
-                "rmse": _back(np.sqrt(np.mean(err**2)), k, "rmse"),
-                "mae": _back(np.mean(np.abs(err)), k, "mae"),
-                "crps": _back(np.mean(v.crps[:, j] / k), k, "crps"),
-                "chi2": spec.chi2,
-                "ndf": spec.ndf,
-                "chi2_ndf": spec.chi2_ndf,
-                "chi2_pvalue": spec.pvalue,
-                "chi2_pvalue_exchange": spec.pvalue_exchange,
-            }
-            for key, c in (("coverage_error_raw", raw_codes[:, j]), ("coverage_error_conformal", conf_codes[:, j])):
-                row[key] = float(_coverage_error_from_codes(np.bincount(c, minlength=n_lv + 1), lv_sorted)) if c[0] >= 0 else np.nan
-            row["kind"] = v.kind
-            if with_energy:
-                row["energy_score"] = _back(np.mean(es / k), k, "energy_score")
+        for row, per_event, k, pair in _model_rows(name, v, t2, dim_names, lv_sorted, with_energy, bins,
+                                                   spectrum_resamples, seed):
             rows.append(row)
-            dense.append(np.stack([err**2, np.abs(err), v.crps[:, j] / k, es / k], axis=1))
+            dense.append(per_event)
             scales.append(k)
-            codes.append((raw_codes[:, j], conf_codes[:, j]))
+            codes.append(pair)
     table = pd.DataFrame(rows)
     if level is not None:
         table, reps = _with_intervals(table, dense, codes, lv_sorted, level, n_resamples, seed, with_energy, np.array(scales))
         if replicates:
             return table, reps
     return table
+
+
+def _model_rows(name, v, t2, dim_names, lv_sorted, with_energy, bins, spectrum_resamples, seed):
+    """The rows of model `name` in :func:`protocol_table`, one per dimension: ``[(row, per-event
+    values divided by the row's scale k, k, (raw codes, conformal codes))]``."""
+    n, d = t2.shape
+    n_lv = lv_sorted.size
+    if v.point.shape != (n, d):
+        raise ValueError(f"values[{name!r}]: point values of shape {v.point.shape}, truth is {(n, d)}")
+    if with_energy and v.energy is None:
+        raise ValueError(f"values[{name!r}]: no energy score while other models have one")
+    none = np.full((n, d), -1)
+    raw_codes = none if v.raw_codes is None else v.raw_codes
+    conf_codes = none if v.conformal_codes is None else v.conformal_codes
+    es = v.energy if with_energy else np.zeros(n)
+    out = []
+    for j in range(d):
+        # one exact power-of-two scale per row keeps squares, differences and sums in range
+        k = power_of_two_scale(v.point[:, j], t2[:, j], v.crps[:, j], es)
+        p_j, t_j = v.point[:, j] / k, t2[:, j] / k
+        spec = spectrum_test(p_j, t_j, bins=bins, n_resamples=spectrum_resamples, seed=seed + j)
+        err = p_j - t_j
+        row = {
+            "model": name,
+            "dimension": dim_names[j],
+            "rmse": _back(np.sqrt(np.mean(err**2)), k, "rmse"),
+            "mae": _back(np.mean(np.abs(err)), k, "mae"),
+            "crps": _back(np.mean(v.crps[:, j] / k), k, "crps"),
+            "chi2": spec.chi2,
+            "ndf": spec.ndf,
+            "chi2_ndf": spec.chi2_ndf,
+            "chi2_pvalue": spec.pvalue,
+            "chi2_pvalue_exchange": spec.pvalue_exchange,
+        }
+        for key, c in (("coverage_error_raw", raw_codes[:, j]), ("coverage_error_conformal", conf_codes[:, j])):
+            row[key] = float(_coverage_error_from_codes(np.bincount(c, minlength=n_lv + 1), lv_sorted)) if c[0] >= 0 else np.nan
+        row["kind"] = v.kind
+        if with_energy:
+            row["energy_score"] = _back(np.mean(es / k), k, "energy_score")
+        out.append((row, np.stack([err**2, np.abs(err), v.crps[:, j] / k, es / k], axis=1), k,
+                    (raw_codes[:, j], conf_codes[:, j])))
+    return out
 
 
 def _with_intervals(table, dense, codes, lv_sorted, level, n_resamples, seed, with_energy, scales):

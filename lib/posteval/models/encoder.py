@@ -42,9 +42,9 @@ class ClassAttentionLayer(nn.Module):
 class EventEncoder(nn.Module):
     """Permutation-invariant encoder of an event's objects into a context vector.
 
-    Many parameters because they are the architecture's hyper-parameters, those of the nu2flows
-    encoder that chapter 3 mirrors (its ``encoder`` parameter passes them by name): three input
-    sizes, then keyword-only widths, depths and dropout with defaults.
+    Why this size: the parameters of `__init__` are the architecture's hyper-parameters, those of
+    the nu2flows encoder that chapter 3 mirrors (its ``encoder`` parameter passes them by name):
+    three input sizes, then keyword-only widths, depths and dropout with defaults.
 
     Parameters
     ----------

@@ -408,6 +408,22 @@ class _Loop:
         return False
 
 
+def _checked_on_device(model, train, val, settings, shuffle, device):
+    """`fit`'s checks of the splits and options; moves `model` and the splits to `device`.
+
+    Returns ``(torch.device, train, val)``, the splits as tuples of tensors on that device."""
+    train, val = _check_splits(train, val)
+    if settings.lr_decay_patience is not None and val is None:
+        raise ValueError("lr_decay_patience needs val and excludes lr_schedule")
+    if shuffle is not None and not isinstance(shuffle, torch.Generator):
+        raise ValueError(f"shuffle must be a torch.Generator, got {type(shuffle).__name__}")
+    dev = torch.device(device)
+    model.to(dev)
+    train = tuple(t.to(dev) for t in train)
+    val = None if val is None else tuple(t.to(dev) for t in val)
+    return dev, train, val
+
+
 def fit(
     model: torch.nn.Module,
     train: torch.Tensor | Sequence[torch.Tensor],
@@ -436,6 +452,10 @@ def fit(
     minimum for `patience` epochs, e - argmin_{e' <= e} val_loss[e'] >= patience (or after
     `settings.epochs`, or past `max_seconds`), and the weights θ_{e*} of the best epoch
     e* = argmin val_loss are restored.
+
+    Why this size: the optimisation settings are one `TrainingSettings`; the eleventh parameter is
+    `**legacy`, those settings as keywords as `fit` took them before, kept for one release of
+    deprecation.
 
     Parameters
     ----------
@@ -508,16 +528,7 @@ def fit(
     """
     settings = _settings_from(settings, legacy, "fit")
     loss_fn = _objective(model, loss_fn)
-    train, val = _check_splits(train, val)
-    if settings.lr_decay_patience is not None and val is None:
-        raise ValueError("lr_decay_patience needs val and excludes lr_schedule")
-    if shuffle is not None and not isinstance(shuffle, torch.Generator):
-        raise ValueError(f"shuffle must be a torch.Generator, got {type(shuffle).__name__}")
-
-    dev = torch.device(device)
-    model.to(dev)
-    train = tuple(t.to(dev) for t in train)
-    val = None if val is None else tuple(t.to(dev) for t in val)
+    dev, train, val = _checked_on_device(model, train, val, settings, shuffle, device)
     n = train[0].shape[0]
 
     torch.manual_seed(seed)
@@ -766,9 +777,10 @@ def train_models(jobs: Sequence[tuple[Callable[[], torch.nn.Module], int]],
                  **fit_kwargs: Any) -> list[tuple[torch.nn.Module, TrainHistory]]:
     """`train_model` for every ``(build, seed)`` in `jobs`, in order, each on ``threads`` torch threads.
 
-    Many parameters because it joins what each job trains (`jobs`, `train`, `val`, `settings`,
-    `train_rows`) with where the jobs run (`threads`, `workers`, `client`, `device`) and how that
-    shows (`desc`, `progress`): independent choices, all but the data keyword-only with defaults.
+    Why this size: it joins what each job trains (`jobs`, `train`, `val`, `settings`, `train_rows`)
+    with where the jobs run (`threads`, `workers`, `client`, `device`) and how that shows (`desc`,
+    `progress`): independent choices, all but the data keyword-only with defaults; `**fit_kwargs`
+    passes the rest on to `fit`.
 
     ``train_rows``: one index array (or None) per job, the rows of ``train`` that job trains on, e.g.
     a bootstrap resample of the training events drawn from the job's seed, so that training-sample
