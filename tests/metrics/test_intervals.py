@@ -560,3 +560,27 @@ def test_binomial_tail_pvalue_is_the_doubled_smaller_tail_capped_at_one():
                        ((1, 0, 0.5), "n"), ((1, 10, 1.5), "p"), ((1, 10, "a"), "p"), ((1, 10, np.nan), "p")]:
         with pytest.raises(ValueError, match=name):
             binomial_tail_pvalue(*args)
+
+
+def test_binomial_band_is_the_equal_tailed_binomial_range_and_refuses_bad_input():
+    from scipy import stats
+
+    from posteval.metrics.intervals import binomial_band
+
+    lo, hi = binomial_band(200, [0.1, 0.5, 0.9], 0.1)
+    assert np.array_equal(lo, stats.binom.ppf(0.05, 200, [0.1, 0.5, 0.9]) / 200)
+    assert np.array_equal(hi, stats.binom.ppf(0.95, 200, [0.1, 0.5, 0.9]) / 200)
+    assert np.all(lo <= hi)
+    for kwargs, name in ((dict(n=0, p=0.5, alpha=0.05), "n"), (dict(n=10, p=1.5, alpha=0.05), "p"),
+                         (dict(n=10, p=0.5, alpha=0.0), "alpha")):
+        with pytest.raises(ValueError, match=name):
+            binomial_band(**kwargs)
+
+
+def test_normal_half_width_is_z_times_the_standard_error():
+    from posteval.metrics.intervals import normal_half_width
+
+    assert normal_half_width(4.0, 100, 0.95) == pytest.approx(1.959964 * 0.2, rel=1e-6)
+    assert normal_half_width(-1e-18, 10) == 0.0  # rounding below zero counts as no variance
+    with pytest.raises(ValueError, match="n"):
+        normal_half_width(1.0, 0)

@@ -71,13 +71,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from .._deprecation import renamed_keywords
 from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, positive_int, samples_truth, seed_value
 from .claims import CALIBRATION_WORDS
 from .coverage import pit
-from .intervals import binomial_tail_pvalue, event_interval, monte_carlo_pvalue, percentile_bounds
+from .intervals import (binomial_band, binomial_tail_pvalue, event_interval, monte_carlo_pvalue, normal_half_width,
+                        percentile_bounds)
 from .uncertainty import bootstrap_means
 from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
 
@@ -254,7 +254,7 @@ def calibration_margin(n_events: int, m: int, n_seeds: int = 1, levels: ArrayLik
         counts = rng.multinomial(n, np.full(m + 1, 1.0 / (m + 1)), size=n_resamples)
         mean = counts @ e / n
         var = (counts @ e**2 / n - mean**2) * n / (n - 1)
-        half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.maximum(var, 0.0) / n)
+        half = normal_half_width(var, n, level)
         _MARGINS[key] = float(np.quantile(np.abs(mean) + half, quantile))
         return _MARGINS[key]
     for r in range(n_resamples):
@@ -720,8 +720,7 @@ def _ecdf_band(n: int, m: int, level: float, rng, n_resamples: int = 1000) -> tu
     counts = np.stack([(sim < k).sum(axis=1) for k in range(1, m + 1)], axis=1)  # (n_resamples, m)
     minima = binomial_tail_pvalue(counts, n, grid).min(axis=1)
     gamma = float(np.quantile(minima, 1 - level))
-    lo = stats.binom.ppf(gamma / 2, n, grid) / n
-    hi = stats.binom.ppf(1 - gamma / 2, n, grid) / n
+    lo, hi = binomial_band(n, grid, gamma)
     return grid, lo, hi, minima
 
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from .._deprecation import renamed_keywords
 from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, point_pair, positive_int, real_array,
                           samples_truth)
+from .intervals import binomial_band
 from .uncertainty import bootstrap_means
 
 
@@ -343,10 +343,8 @@ def coverage_band(n_events: int, levels: ArrayLike = DEFAULT_LEVELS, *, m_sample
         p = lv
     else:
         p = _exact_sampler_inside(positive_int(m_samples, "m_samples"), lv).mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    lo = stats.binom.ppf(tail, n, p) / n - lv
-    hi = stats.binom.ppf(1.0 - tail, n, p) / n - lv
-    return lo, hi
+    lo, hi = binomial_band(n, p, 1.0 - level)
+    return lo - lv, hi - lv
 
 
 def local_coverage(covered: ArrayLike | pd.DataFrame, covariate: ArrayLike, *, bins: int = 8) -> pd.DataFrame:

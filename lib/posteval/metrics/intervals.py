@@ -70,7 +70,7 @@ from ._validation import finite_array, level_value, positive_int, real_array, re
 __all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
            "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "events_to_resolve", "seeds_for_power", "combine_estimates", "Measurements", "TRANSFORMS",
            "MIN_SEEDS_EQUIVALENCE", "percentile_bounds", "percentile_interval", "bootstrap_pvalue",
-           "monte_carlo_pvalue", "chi2_pvalue", "binomial_tail_pvalue"]
+           "monte_carlo_pvalue", "chi2_pvalue", "binomial_tail_pvalue", "binomial_band", "normal_half_width"]
 
 MIN_SEEDS_EQUIVALENCE = 5
 """Fewest seeds for an equivalence verdict (an interval inside a margin) when training varies:
@@ -700,6 +700,51 @@ def binomial_tail_pvalue(count: int | ArrayLike, n: int, p: float | ArrayLike) -
         raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
     out = np.minimum(2 * np.minimum(stats.binom.cdf(k, n, q), stats.binom.sf(k - 1, n, q)), 1.0)
     return float(out) if out.ndim == 0 else out
+
+
+def binomial_band(n: int, p: float | ArrayLike, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed range of a binomial fraction: the ``alpha / 2`` and ``1 - alpha / 2`` quantiles of
+    X / n, X ~ Binomial(n, p) (elementwise in ``p``),
+
+        lo = F^{-1}(alpha / 2) / n,   hi = F^{-1}(1 - alpha / 2) / n,   F the Binomial(n, p) CDF:
+
+    where a fraction of n events lands with probability at least 1 - alpha (the band of a
+    calibrated forecast's coverage, or of an ECDF of uniform ranks at a simultaneous ``alpha``).
+
+    Reference: Säilynoja, Bürkner and Vehtari (2022), *Stat. Comput.* 32, 32 (pointwise binomial bands
+    of the ECDF of uniform ranks, and their simultaneous level).
+
+    Example: 100 events at p = 0.5 and 0.9:
+
+    >>> [a.tolist() for a in binomial_band(100, [0.5, 0.9], 0.05)]
+    [[0.4, 0.84], [0.6, 0.95]]
+    """
+    n = positive_int(n, "n")
+    q = real_array(p, "p")
+    if q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+        raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
+    a = float(alpha)
+    if not 0.0 < a <= 1.0:
+        raise ValueError(f"alpha: expected a probability in (0, 1], got {alpha!r}")
+    return stats.binom.ppf(a / 2, n, q) / n, stats.binom.ppf(1 - a / 2, n, q) / n
+
+
+def normal_half_width(variance: float | ArrayLike, n: int, level: float = 0.95) -> np.ndarray:
+    """Half-width of the normal interval of a mean of n values with sample variance ``variance``
+    (elementwise; a negative variance from rounding counts as 0):
+
+        h = z_{(1 + level) / 2} sqrt(max(variance, 0) / n).
+
+    Reference: the normal (Wald) interval of a mean, e.g. Wasserman (2004), *All of Statistics*, eq. 6.9.
+
+    Example:
+
+    >>> float(round(normal_half_width(4.0, 100), 4))
+    0.392
+    """
+    n = positive_int(n, "n")
+    level = level_value(level)
+    return stats.norm.ppf(0.5 + level / 2) * np.sqrt(np.maximum(np.asarray(variance, dtype=float), 0.0) / n)
 
 
 # ---------------------------------------------------------------------------------------------
