@@ -79,7 +79,7 @@ from .coverage import pit
 from .intervals import (binomial_band, binomial_tail_pvalue, event_interval, monte_carlo_pvalue, normal_half_width,
                         percentile_bounds)
 from .uncertainty import bootstrap_means
-from .verdicts import NOT_RESOLVED, claim_pvalue, decide, word_pvalues
+from .verdicts import NOT_RESOLVED, against_noise_floor, claim_pvalue, decide, word_pvalues
 
 __all__ = ["COVERAGE_MARGIN", "MIN_EVENTS_COVERAGE", "MIN_DRAWS_COVERAGE", "exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
            "TarpCoverage",
@@ -470,7 +470,7 @@ class TarpCoverage:
         95 % quantile: the test of exactness rejects), else "not rejected". A test that does not reject
         is not evidence of calibration (that needs an interval inside a margin, as "calibrated" of
         :func:`signed_coverage`), so TARP never says "calibrated"."""
-        return "miscalibrated" if self.error_lo > self.noise_floor else "not rejected"
+        return against_noise_floor(self.error_lo, self.noise_floor)
 
 
 @renamed_keywords(repeats="n_resamples")

@@ -60,7 +60,7 @@ NOT_TESTABLE = "not testable"
 PRECEDENCE = ("yes", "below", "above", "no")
 
 __all__ = ["VERDICTS", "NOT_RESOLVED", "NOT_TESTABLE", "PRECEDENCE", "word_pvalues", "claim_pvalue", "decide",
-           "verdict", "negate", "all_of", "beyond_margin", "within_margin", "holm",
+           "verdict", "negate", "all_of", "beyond_margin", "within_margin", "against_noise_floor", "holm",
            "best_of", "lower", "unbeaten", "ranks_above_all", "ranking_flips"]
 
 
@@ -270,6 +270,25 @@ def within_margin(lo: float, hi: float, margin: float) -> str:
     ('yes', 'no', 'not resolved')
     """
     return negate(beyond_margin(lo, hi, margin))
+
+
+def against_noise_floor(lo: float, floor: float) -> str:
+    """The word of a test of exactness by a statistic's noise floor (an exact sampler's 95 % quantile):
+    "miscalibrated" when the interval's lower end lies above it, else "not rejected":
+
+        "miscalibrated" if lo > floor, else "not rejected".
+
+    A test that does not reject is no evidence of calibration (that needs an interval inside a margin,
+    the equivalence of :func:`word_pvalues`), so this rule never says "calibrated".
+
+    Reference: Lemos et al. (2023), "Sampling-based accuracy testing of posterior estimators for general
+    inference", ICML (TARP's test against an exact sampler); Schuirmann (1987), *J. Pharmacokinet.
+    Biopharm.* 15, 657 (why non-rejection is not equivalence).
+
+    >>> against_noise_floor(0.08, 0.05), against_noise_floor(0.03, 0.05)
+    ('miscalibrated', 'not rejected')
+    """
+    return "miscalibrated" if float(lo) > float(floor) else "not rejected"
 
 
 def holm(pvalues: ArrayLike) -> np.ndarray:
