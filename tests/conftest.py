@@ -131,6 +131,8 @@ def _build_reference_site(site: Path) -> None:
     for f in (root / "book").glob("*.md"):
         shutil.copy(f, site / "book" / f.name)
     shutil.copy(root / "book" / "references.bib", site / "book" / "references.bib")
+    if (root / "book" / "figures").is_dir():  # figures the book's pages include (notation.md's operating characteristic)
+        shutil.copytree(root / "book" / "figures", site / "book" / "figures")
     (site / "book" / pages.EXECUTED.name).mkdir()
     for src in book.chapter_sources():
         executed = site / "book" / pages.EXECUTED.name / f"{src.stem}.ipynb"
