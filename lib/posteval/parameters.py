@@ -221,6 +221,8 @@ RULES: dict[str, Rule] = {
         "transformer_mse": mapping({"hidden": _COUNT}),
         "transformer_mmd": mapping({"hidden": _COUNT, "mmd_weight": real(0), "bandwidths": list_of(positive())}),
         "flow": mapping({"transforms": _COUNT, "hidden": list_of(_COUNT), "bins": _COUNT, "bound": positive()}),
+        "flow_constraint": mapping({"transforms": _COUNT, "hidden": list_of(_COUNT), "bins": _COUNT, "bound": positive(),
+                                    "pairing_hidden": _COUNT}),
         "cfm": mapping({"hidden": _COUNT, "layers": _COUNT, "steps": _COUNT}),
     }),
     "training": mapping({"epochs": _COUNT, "batch_size": _COUNT, "lr": positive(), "grad_clip": optional(positive())},

@@ -8,7 +8,7 @@ from posteval.plotting import palette
 def test_models_in_the_same_role_share_a_colour_and_others_differ():
     assert palette.colour("mlp_mse") == palette.colour("transformer_mse")
     distinct = ["truth", "oracle", "mlp_mse", "mlp_mae", "transformer_mmd", "flow_mean",
-                "nu_weighting", "mdn", "flow", "cfm", "prior", "flow_physics", "cfm_physics"]
+                "nu_weighting", "mdn", "flow", "cfm", "prior", "flow_constraint", "constraint_is", "constraint_floor"]
     assert len({palette.colour(n) for n in distinct}) == len(distinct)
 
 
@@ -135,8 +135,8 @@ def test_user_colours_are_in_order_and_refuse_too_many_or_repeated_names():
 # The models that share a figure in chapters 2 and 3 (chapter 4's conditions are not checked here).
 FIGURE_SETS = {
     "chapter 2": ["truth", "oracle", "mlp_mse", "mlp_mae", "mdn", "flow", "cfm", "flow_mean"],
-    "chapter 3": ["truth", "transformer_mse", "transformer_mmd", "flow_mean", "flow", "flow_physics", "cfm",
-                  "cfm_physics", "nu_weighting", "prior"],
+    "chapter 3": ["truth", "transformer_mse", "transformer_mmd", "flow_mean", "flow", "cfm", "flow_constraint",
+                  "nu_weighting", "constraint_is", "constraint_floor", "prior"],
 }
 
 

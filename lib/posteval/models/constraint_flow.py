@@ -56,7 +56,7 @@ from .encoder import EventEncoder, normed_mlp
 from .event_models import EventModel
 from .flow import ConditionalFlow
 
-__all__ = ["EventConstraintFlow", "constraint_flow_samples"]
+__all__ = ["EventConstraintFlow", "build_constraint_flow", "constraint_flow_samples"]
 
 N_PAIR_FEATURES = 4
 
@@ -141,3 +141,13 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
         return np.concatenate(pairs), np.concatenate(cs)
 
     return sample_through_constraints(events, propose, m, seed, fallback=fallback, rounds=rounds)
+
+
+def build_constraint_flow(dims: Sequence[int], encoder: dict | None = None, head: dict | None = None
+                          ) -> EventConstraintFlow:
+    """A fresh `EventConstraintFlow` with its own `EventEncoder` of input sizes ``dims`` =
+    (global_dim, lepton_dim, jet_dim); ``head`` holds the flow's keyword arguments (``transforms``,
+    ``hidden``, ``bins``, ``bound``) and ``pairing_hidden``."""
+    if len(dims) != 3:
+        raise ValueError(f"dims must be (global_dim, lepton_dim, jet_dim), got {dims!r}")
+    return EventConstraintFlow(EventEncoder(*dims, **dict(encoder or {})), **dict(head or {}))

@@ -29,8 +29,9 @@ MODEL_COLOURS: dict[str, str] = {
     "flow": _CB[1],
     "cfm": _CB[2],
     "prior": "#BBBBBB",  # Tol light grey: the sampler that ignores the event
-    "flow_physics": "#332288",  # the flow in lepton-frame coordinates (Tol indigo)
-    "cfm_physics": "#882255",  # flow matching in lepton-frame coordinates (Tol wine)
+    "flow_constraint": "#332288",  # the flow on the constraint variables (Tol indigo)
+    "constraint_is": "#882255",  # constraint importance sampling (Tol wine)
+    "constraint_floor": "#66CCEE",  # the untrained constraint sampler (Tol bright cyan)
     # chapter 4 (proxies, judges, GRPO conditions). Colour = the proxy that rewards the policy;
     # a condition at N/4 prompts keeps its proxy's colour (its curve is dashed). The names of
     # one figure draw on the Okabe-Ito colours (seaborn's colour-blind set) and Paul Tol's
