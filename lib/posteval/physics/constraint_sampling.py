@@ -220,42 +220,51 @@ def constraint_floor_samples(events, marginal: ConstraintMarginal, m: int, seed:
 
 
 def constraint_is_samples(events, marginal: ConstraintMarginal, prior: GaussianNeutrinoPrior, m: int,
-                          seed: int = 0, *, proposals: int = 256, fallback: Callable,
+                          seed: int = 0, *, proposals: int = 256, rounds: int = 4, fallback: Callable,
                           chunk: int = 256) -> ConstraintSamples:
     """Constraint importance sampling: ``proposals`` draws of (pairing, c) per event as the floor's,
     every real root weighted by pi(nu, nubar) / |det dc/d(nu, nubar)|, m draws with replacement in
-    proportion to the weights (importance resampling). Events with no real root get ``fallback``."""
+    proportion to the weights (importance resampling). An event with no real root gets ``proposals``
+    new draws, for at most ``rounds`` passes in all; one with none after them gets ``fallback``
+    (flagged). ``acceptance`` is that of the first pass."""
     ev = _events(events)
     m = _check_m(m)
     proposals = _check_m(proposals)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     rng = np.random.default_rng(seed)
     jets, ok = candidate_pairings(ev)
     lep = np.asarray(ev["lep_p4"], dtype=np.float64)
     met = np.asarray(ev["met"], dtype=np.float64)
     n = len(lep)
     out = np.empty((n, m, 2, 3))
-    none = np.zeros(n, dtype=bool)
+    none = np.ones(n, dtype=bool)
     proposed = accepted = 0
-    for start in range(0, n, chunk):
-        rows = np.arange(start, min(start + chunk, n))
-        pair = _uniform_pairing(ok[rows], proposals, rng)
-        c = marginal.draw((len(rows), proposals), rng)
-        bj = jets[rows[:, None], pair]
-        roots, valid = dilepton.solve_dilepton(c, lep[rows, None], bj, met[rows, None])
-        proposed += valid.shape[0] * valid.shape[1]
-        accepted += int(valid.any(axis=-1).sum())
-        bj4 = np.broadcast_to(bj[:, :, None], roots.shape[:3] + (2, 4))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logw = prior.log_pdf(roots) - dilepton.log_abs_det_jacobian(roots, lep[rows, None, None], bj4)
-        logw = np.where(valid & np.isfinite(logw), logw, -np.inf).reshape(len(rows), -1)
-        flat = roots.reshape(len(rows), -1, 2, 3)
-        for i, r in enumerate(rows):
-            lw = logw[i]
-            if not np.isfinite(lw).any():
-                none[r] = True
-                continue
-            w = np.exp(lw - lw.max())
-            out[r] = flat[i][rng.choice(len(w), size=m, p=w / w.sum())]
+    for r in range(rounds):
+        todo = np.flatnonzero(none)
+        for start in range(0, len(todo), chunk):
+            rows = todo[start:start + chunk]
+            pair = _uniform_pairing(ok[rows], proposals, rng)
+            c = marginal.draw((len(rows), proposals), rng)
+            bj = jets[rows[:, None], pair]
+            roots, valid = dilepton.solve_dilepton(c, lep[rows, None], bj, met[rows, None])
+            if r == 0:
+                proposed += valid.shape[0] * valid.shape[1]
+                accepted += int(valid.any(axis=-1).sum())
+            bj4 = np.broadcast_to(bj[:, :, None], roots.shape[:3] + (2, 4))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logw = prior.log_pdf(roots) - dilepton.log_abs_det_jacobian(roots, lep[rows, None, None], bj4)
+            logw = np.where(valid & np.isfinite(logw), logw, -np.inf).reshape(len(rows), -1)
+            flat = roots.reshape(len(rows), -1, 2, 3)
+            for i, row in enumerate(rows):
+                lw = logw[i]
+                if not np.isfinite(lw).any():
+                    continue
+                w = np.exp(lw - lw.max())
+                out[row] = flat[i][rng.choice(len(w), size=m, p=w / w.sum())]
+                none[row] = False
+        if not none.any():
+            break
     if none.any():
         out[none] = fallback(int(none.sum()), rng)
     return ConstraintSamples(out, accepted / max(proposed, 1), none)
