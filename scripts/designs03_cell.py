@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, "../scripts")
 
-from posteval.data.lepton_frame import JointFrameTargets
+from posteval.data.lepton_frame import JointFrameTargets, LeptonFrameTargets
 from posteval.metrics.intervals import event_interval, paired_event_interval, stack_seeds
 from posteval.models.inference import draw_samples
 from posteval.models.training import TrainingSettings
@@ -16,6 +16,8 @@ from posteval.physics.consistency import consistency_scores
 from posteval.physics.kinematics import truth_matched_bjets
 
 ev = {k: subset_events(events, idx) for k, idx in split.items()}
+frame = LeptonFrameTargets.fit(parts["train"])  # chapter 3 v4 no longer trains in these coordinates itself
+frame_tensors = {k: (*t[:4], torch.as_tensor(frame.to_standard(parts[k]))) for k, t in tensors.items()}
 joint = JointFrameTargets.fit(parts["train"])
 joint_tensors = {k: (*t[:4], torch.as_tensor(joint.to_standard(parts[k]))) for k, t in tensors.items()}
 bjets_test, _ = truth_matched_bjets(ev["test"]["jet_p4"], ev["test"]["jet_truth_index"])

@@ -21,7 +21,10 @@ from posteval.models.training import TrainingSettings, train_models
 from posteval.models.inference import draw_samples
 ev = {{k: subset_events(events, idx) for k, idx in split.items()}}
 s0 = SEEDS[0]
-i = KINDS.index("flow_physics")
+from posteval.data.lepton_frame import LeptonFrameTargets
+frame = LeptonFrameTargets.fit(parts["train"])  # chapter 3 v4 no longer defines it
+frame_tensors = {{k: (*t[:4], torch.as_tensor(frame.to_standard(parts[k]))) for k, t in tensors.items()}}
+i = 4  # the seed offset the lepton-frame flow had in chapter 3 v3 (KINDS.index("flow_physics"))
 aux = {{k: aux_of(parts[k], frame) for k in ("train", "val")}}
 data = {{k: (*frame_tensors[k][:4], aux[k], frame_tensors[k][4]) for k in ("train", "val")}}
 sigma = float(met_resolution(events))

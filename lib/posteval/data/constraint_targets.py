@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..physics.constraint_sampling import candidate_pairings, pairing_constraints
+from ..physics import dilepton
+from ..physics.constraint_sampling import candidate_pairings, pairing_constraints, root_features
 
 __all__ = ["ConstraintTargets", "pairing_features"]
 
@@ -66,6 +67,8 @@ class ConstraintTargets:
     c_sd: np.ndarray
     f_mean: np.ndarray
     f_sd: np.ndarray
+    r_mean: np.ndarray | None = None
+    r_sd: np.ndarray | None = None
 
     @staticmethod
     def constraints(events):
@@ -82,7 +85,10 @@ class ConstraintTargets:
         c_sd, f_sd = c[use].std(axis=0), f[use].std(axis=0)
         if np.any(c_sd == 0) or np.any(f_sd == 0):
             raise ValueError("train_events: a constraint variable or pairing feature has zero spread")
-        return cls(c[use].mean(axis=0), c_sd, f[use].mean(axis=0), f_sd)
+        rf, rvalid, _ = _roots_of_truth(train_events, c)
+        r = rf[rvalid & use[..., None]]
+        r_sd = r.std(axis=0)
+        return cls(c[use].mean(axis=0), c_sd, f[use].mean(axis=0), f_sd, r.mean(axis=0), np.where(r_sd > 0, r_sd, 1.0))
 
     def features(self, events) -> tuple[np.ndarray, np.ndarray]:
         """Standardised pairing features (n, 6, 4) float32 (0 where not a candidate), validity (n, 6)."""
@@ -101,6 +107,30 @@ class ConstraintTargets:
         extra = logdet - np.log(self.c_sd).sum() - np.log(np.maximum(n_roots, 1))
         return s.astype(np.float32), f, use, np.where(use, extra, 0.0).astype(np.float32)
 
+    def roots(self, raw_features: np.ndarray) -> np.ndarray:
+        """Standardised root features (float32) from :func:`~posteval.physics.constraint_sampling.root_features`."""
+        if self.r_mean is None:
+            raise ValueError("these targets were made without root statistics (fit them with ConstraintTargets.fit)")
+        return ((raw_features - self.r_mean) / self.r_sd).astype(np.float32)
+
+    def root_arrays(self, events):
+        """For a root scorer: standardised features of the roots at each pairing's true c (n, 6, 4, 8),
+        which slots are real roots (n, 6, 4), and the slot of the true neutrinos (n, 6; the closest root)."""
+        c, _, _ = pairing_constraints(events)
+        rf, rvalid, true_root = _roots_of_truth(events, c)
+        return np.where(rvalid[..., None], self.roots(rf), 0.0).astype(np.float32), rvalid, true_root
+
     def to_constraints(self, standard) -> np.ndarray:
         """Standardised (..., 6) -> c in GeV."""
         return np.asarray(standard, dtype=np.float64) * self.c_sd + self.c_mean
+
+
+def _roots_of_truth(events, c):
+    """Raw root features (n, 6, 4, 8), real slots (n, 6, 4) and the true root's slot (n, 6) at c (n, 6, 6)."""
+    jets, _ = candidate_pairings(events)
+    lep = np.asarray(events["lep_p4"], dtype=np.float64)[:, None]
+    met = np.asarray(events["met"], dtype=np.float64)[:, None]
+    nu = np.asarray(events["neutrino_momenta"], dtype=np.float64)
+    roots, valid = dilepton.solve_dilepton(c, lep, jets, met)
+    dist = np.where(valid, np.abs(roots - nu[:, None, None]).max(axis=(-2, -1)), np.inf)
+    return root_features(roots, lep, jets), valid, np.argmin(dist, axis=-1)

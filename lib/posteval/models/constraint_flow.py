@@ -18,7 +18,11 @@ proposal (a, s); the sampler (:func:`constraint_flow_samples`) maps it to (nu, n
 analytic dilepton solution and redraws infeasible ones.
 
 A batch is ``(global_feats, leptons, jets, jet_mask, features, usable, s, extra)``: the four event
-tensors, the pairing features (n, P, F), which pairings are usable (n, P), and the targets.
+tensors, the pairing features (n, P, F), which pairings are usable (n, P), and the targets. With a
+root scorer (``root_features > 0``) three more follow, ``(root_feats (n, P, 4, R), root_valid (n, P, 4),
+true_root (n, P))``, and the uniform root choice in ``extra`` (-log n_roots) is replaced by the
+scorer's softmax over the real roots, rho(k | x, a, roots) (trained on the true root, which is always
+among them).
 
 Reference: ``shared/notes/constraint_coordinates.md`` ("What a learned version adds"); the latent
 assignment trained by marginal likelihood as in a mixture model (C. M. Bishop (2006), *Pattern
@@ -51,7 +55,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..physics.constraint_sampling import ConstraintSamples, sample_through_constraints
+from ..physics.constraint_sampling import (ConstraintSamples, candidate_pairings, root_features,
+                                           sample_through_constraints)
 from .encoder import EventEncoder, normed_mlp
 from .event_models import EventModel
 from .flow import ConditionalFlow
@@ -72,12 +77,21 @@ class EventConstraintFlow(EventModel):
     """pi(a | x) q(s | x, a): pairing head and conditional flow over the six constraint variables."""
 
     def __init__(self, encoder: EventEncoder, dim: int = 6, *, pair_features: int = N_PAIR_FEATURES,
-                 pairing_hidden: int = 32, **flow_kwargs):
+                 pairing_hidden: int = 32, root_features: int = 0, **flow_kwargs):
         super().__init__(encoder, dim)
         width = encoder.context_dim + pair_features
         self.pair_features = pair_features
+        self.root_features = int(root_features)
         self.flow = ConditionalFlow(dim, width, **flow_kwargs)
         self.pairing = normed_mlp(width, pairing_hidden, 1)
+        self.root = normed_mlp(width + self.root_features, pairing_hidden, 1) if self.root_features else None
+
+    def root_log_softmax(self, cond: torch.Tensor, root_feats: torch.Tensor, root_valid: torch.Tensor) -> torch.Tensor:
+        """log rho(k | x, a, roots) over the root slots (..., 4) of conditions ``cond`` (..., width)."""
+        x = torch.cat([cond[..., None, :].expand(*root_feats.shape[:-1], -1), root_feats], dim=-1)
+        logits = self.root(x).squeeze(-1).masked_fill(~root_valid, float("-inf"))
+        safe = torch.where(root_valid.any(-1, keepdim=True), logits, torch.zeros_like(logits))
+        return torch.log_softmax(safe, dim=-1)
 
     def _conditions(self, context, features, usable):
         h = self.encode(context)
@@ -92,11 +106,16 @@ class EventConstraintFlow(EventModel):
 
     def log_prob(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
         """log p(nu, nubar | x) (n,) of the true neutrinos, up to the feasible fraction (see the module)."""
-        context, features, usable = _split(batch, 8, "batch")
+        context, features, usable = _split(batch, 11 if self.root_features else 8, "batch")
         s, extra = batch[6], batch[7]
         cond, log_pi = self._conditions(context, features, usable)
         lq = torch.full(usable.shape, float("-inf"), dtype=s.dtype, device=s.device)
         lq[usable] = self.flow.log_prob(s[usable], cond[usable])
+        if self.root_features:  # the learned root choice in place of the uniform one inside extra
+            root_feats, root_valid, true_root = batch[8], batch[9].bool(), batch[10].long()
+            lr = self.root_log_softmax(cond, root_feats, root_valid)
+            chosen = torch.gather(lr, -1, true_root[..., None]).squeeze(-1)
+            extra = extra + chosen.masked_fill(~usable, 0.0) + torch.log(root_valid.sum(-1).clamp(min=1).to(s.dtype))
         return torch.logsumexp(log_pi + lq + extra.masked_fill(~usable, 0.0), dim=1)
 
     def loss(self, batch: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -119,13 +138,15 @@ class EventConstraintFlow(EventModel):
 
 def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.Tensor], events, to_constraints: Callable,
                             m: int, seed: int = 0, *, fallback: Callable, rounds: int = 8,
-                            batch_size: int = 1024) -> ConstraintSamples:
+                            batch_size: int = 1024, root_standard: Callable | None = None) -> ConstraintSamples:
     """m samples (nu, nubar) per event of a trained `EventConstraintFlow`: proposals (a, s) from the
     model, c = ``to_constraints(s)`` in GeV, the analytic solution, one uniform real root, infeasible
     draws redrawn (:func:`posteval.physics.constraint_sampling.sample_through_constraints`).
 
     ``context`` holds the six tensors ``(global_feats, leptons, jets, jet_mask, features, usable)`` of
     the same events, in the same order, as ``events``; ``usable`` there means "a candidate pairing".
+    A model with a root scorer picks each proposal's root from its softmax (``root_standard`` maps
+    :func:`~posteval.physics.constraint_sampling.root_features` to the model's standardised ones).
     """
     model.eval()
     generator = torch.Generator().manual_seed(int(seed))
@@ -140,14 +161,39 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
             cs.append(to_constraints(s.double().numpy()))
         return np.concatenate(pairs), np.concatenate(cs)
 
-    return sample_through_constraints(events, propose, m, seed, fallback=fallback, rounds=rounds)
+    choose_root = None
+    if model.root_features:
+        if root_standard is None:
+            raise ValueError("a model with a root scorer needs root_standard (ConstraintTargets.roots)")
+        jets, _ = candidate_pairings(events)
+        lep = np.asarray(events["lep_p4"], dtype=np.float64)
+
+        @torch.no_grad()
+        def choose_root(rows, pair, roots, valid, rng):
+            feats = root_standard(root_features(roots, lep[rows, None], jets[rows[:, None], pair]))
+            out = []
+            for start in range(0, len(rows), batch_size):
+                part = torch.as_tensor(rows[start:start + batch_size])
+                ctx, f, cand = (*(t[part] for t in context[:4]),), context[4][part], context[5][part].bool()
+                cond, _ = model._conditions(ctx, f, cand)
+                chosen = torch.gather(cond, 1, torch.as_tensor(pair[start:start + batch_size])[..., None]
+                                      .expand(-1, -1, cond.shape[-1]))
+                out.append(model.root_log_softmax(chosen, torch.as_tensor(feats[start:start + batch_size]),
+                                                  torch.as_tensor(valid[start:start + batch_size])).double().numpy())
+            logp = np.concatenate(out)
+            gumbel = -np.log(-np.log(rng.random(logp.shape)))
+            return np.argmax(np.where(valid, logp + gumbel, -np.inf), axis=-1)
+
+    return sample_through_constraints(events, propose, m, seed, fallback=fallback, rounds=rounds,
+                                      choose_root=choose_root)
 
 
-def build_constraint_flow(dims: Sequence[int], encoder: dict | None = None, head: dict | None = None
-                          ) -> EventConstraintFlow:
+def build_constraint_flow(dims: Sequence[int], encoder: dict | None = None, head: dict | None = None,
+                          root_features: int = 0) -> EventConstraintFlow:
     """A fresh `EventConstraintFlow` with its own `EventEncoder` of input sizes ``dims`` =
     (global_dim, lepton_dim, jet_dim); ``head`` holds the flow's keyword arguments (``transforms``,
     ``hidden``, ``bins``, ``bound``) and ``pairing_hidden``."""
     if len(dims) != 3:
         raise ValueError(f"dims must be (global_dim, lepton_dim, jet_dim), got {dims!r}")
-    return EventConstraintFlow(EventEncoder(*dims, **dict(encoder or {})), **dict(head or {}))
+    return EventConstraintFlow(EventEncoder(*dims, **dict(encoder or {})), root_features=root_features,
+                               **dict(head or {}))

@@ -45,7 +45,7 @@ from .kinematics import truth_matched_bjets
 from .neutrino_weighting import candidate_assignments
 
 __all__ = ["ConstraintMarginal", "GaussianNeutrinoPrior", "ConstraintSamples", "candidate_pairings",
-           "pairing_constraints", "sample_through_constraints", "constraint_floor_samples",
+           "pairing_constraints", "root_features", "N_ROOT_FEATURES", "sample_through_constraints", "constraint_floor_samples",
            "constraint_is_samples", "toy_events"]
 
 
@@ -80,6 +80,27 @@ def pairing_constraints(events) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     _, valid = dilepton.solve_dilepton(c, lep, jets, met)
     n_roots = np.where(ok, valid.sum(axis=-1), 0)
     return c, np.where(ok, logdet, 0.0), n_roots
+
+
+N_ROOT_FEATURES = 8
+
+
+def root_features(roots, leptons_p4, bjets_p4) -> np.ndarray:
+    """Features of each root slot (..., 4, 8) for a root scorer: the six neutrino momenta / 100 GeV,
+    log m(ttbar) and log |det dc/d(nu, nubar)| (0 in empty slots: mask them). ``roots`` (..., 4, 2, 3);
+    ``leptons_p4`` and ``bjets_p4`` (..., 2, 4), broadcast against ``roots[..., 0, :, :]``."""
+    nu = np.asarray(roots, dtype=np.float64)
+    lep = np.asarray(leptons_p4, dtype=np.float64)[..., None, :, :]
+    bj = np.asarray(bjets_p4, dtype=np.float64)[..., None, :, :]
+    nu4 = np.concatenate([nu, np.linalg.norm(nu, axis=-1, keepdims=True)], axis=-1)
+    tt = (lep + bj + nu4).sum(axis=-2)
+    m_tt = np.sqrt(np.maximum(tt[..., 3] ** 2 - np.sum(tt[..., :3] ** 2, axis=-1), 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logdet = dilepton.log_abs_det_jacobian(nu, np.broadcast_to(lep, nu4.shape[:-2] + (2, 4)),
+                                               np.broadcast_to(bj, nu4.shape[:-2] + (2, 4)))
+    f = np.concatenate([nu.reshape(*nu.shape[:-2], 6) / 100.0, np.log(m_tt)[..., None],
+                        np.where(np.isfinite(logdet), logdet, 0.0)[..., None]], axis=-1)
+    return np.where(np.isfinite(f), f, 0.0)
 
 
 @dataclass(frozen=True)
@@ -159,14 +180,15 @@ def _pick_root(valid: np.ndarray, rng) -> np.ndarray:
 
 
 def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, fallback: Callable,
-                               rounds: int = 8) -> ConstraintSamples:
+                               rounds: int = 8, choose_root: Callable | None = None) -> ConstraintSamples:
     """m samples per event by proposing (pairing, c), solving, and keeping one uniform real root.
 
     ``propose(rows, k, rng) -> (pairing (len(rows), k) int, c (len(rows), k, 6))`` proposes k draws
     for the events ``rows``. Events still short of m feasible draws get another k = m proposals,
     for at most ``rounds`` rounds; an event with at least one feasible draw but fewer than m fills
     its m by resampling its own feasible draws uniformly; an event with none is filled by
-    ``fallback(count, rng) -> (count, m, 2, 3)`` and flagged.
+    ``fallback(count, rng) -> (count, m, 2, 3)`` and flagged. ``choose_root(rows, pairing, roots, valid,
+    rng) -> (len(rows), k)`` picks the root slot of each proposal (default: uniform among the real ones).
     """
     ev = _events(events)
     m = _check_m(m)
@@ -187,7 +209,7 @@ def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, 
         pair, c = propose(rows, m, rng)
         bj = jets[rows[:, None], pair]
         roots, valid = dilepton.solve_dilepton(c, lep[rows, None], bj, met[rows, None])
-        pick = _pick_root(valid, rng)
+        pick = _pick_root(valid, rng) if choose_root is None else choose_root(rows, pair, roots, valid, rng)
         chosen = np.take_along_axis(roots, pick[..., None, None, None], axis=2)[:, :, 0]
         feasible = valid.any(axis=-1)
         proposed += feasible.size
