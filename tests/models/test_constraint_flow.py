@@ -145,3 +145,66 @@ def test_constraint_flow_samples_on_toy_events(setup):
     np.testing.assert_array_equal(out.samples, again.samples)
     other = constraint_flow_samples(model, context, ev, targets.to_constraints, m, seed=1, fallback=fallback, rounds=3)
     assert not np.array_equal(out.samples, other.samples)
+
+
+# --- the root scorer -------------------------------------------------------------------------------------------
+
+def root_batch(setup):
+    ev, targets, batch = setup
+    rf, rvalid, rtrue = targets.root_arrays(ev)
+    return (*batch, torch.as_tensor(rf), torch.as_tensor(rvalid), torch.as_tensor(rtrue))
+
+
+def scorer_model(seed=0):
+    torch.manual_seed(seed)
+    return EventConstraintFlow(EventEncoder(4, 6, 5, **TINY), transforms=1, hidden=(8,), bins=4, pairing_hidden=8,
+                               root_features=8)
+
+
+def test_the_true_root_is_a_real_root_of_its_own_c(setup):
+    ev, targets, _ = setup
+    rf, rvalid, rtrue = targets.root_arrays(ev)
+    _, _, use, _ = targets.training_arrays(ev)
+    assert rf.shape == (N, 6, 4, 8) and rvalid.shape == (N, 6, 4) and rtrue.shape == (N, 6)
+    assert np.take_along_axis(rvalid, rtrue[..., None], -1)[..., 0][use].all()
+    assert np.all(rf[~rvalid] == 0)
+
+
+def test_the_root_scorer_replaces_the_uniform_choice_and_learns_the_true_root(setup):
+    batch = root_batch(setup)
+    model = scorer_model()
+    with pytest.raises(ValueError, match="tuple of 11"):
+        model.loss(batch[:8])
+    rf, rvalid, rtrue = batch[8], batch[9], batch[10]
+    usable = batch[5]
+
+    def true_root_logp():
+        cond, _ = model._conditions(batch[:4], batch[4], usable)
+        lr = model.root_log_softmax(cond, rf, rvalid)
+        return torch.gather(lr, -1, rtrue[..., None].long()).squeeze(-1)[usable].mean().item()
+
+    with torch.no_grad():
+        uniform = (-torch.log(rvalid.sum(-1).clamp(min=1).float()))[usable].mean().item()
+        start = true_root_logp()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(60):
+        opt.zero_grad()
+        model.loss(batch).backward()
+        opt.step()
+    with torch.no_grad():
+        end = true_root_logp()
+    assert all(p.grad is not None for p in model.root.parameters())
+    assert end > start and end > uniform, (uniform, start, end)
+
+
+def test_sampling_with_a_scorer_needs_its_root_standardisation(setup):
+    ev, targets, _ = setup
+    model = scorer_model()
+    f, cand = targets.features(ev)
+    ctx = (*event_tensors(ev), torch.as_tensor(f), torch.as_tensor(cand))
+    fb = lambda k, g: np.zeros((k, 4, 2, 3))  # noqa: E731
+    with pytest.raises(ValueError, match="root_standard"):
+        constraint_flow_samples(model, ctx, ev, targets.to_constraints, 4, seed=0, fallback=fb)
+    a = constraint_flow_samples(model, ctx, ev, targets.to_constraints, 4, seed=0, fallback=fb, root_standard=targets.roots)
+    b = constraint_flow_samples(model, ctx, ev, targets.to_constraints, 4, seed=0, fallback=fb, root_standard=targets.roots)
+    assert a.samples.shape == (N, 4, 2, 3) and np.array_equal(a.samples, b.samples)
