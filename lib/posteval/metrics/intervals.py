@@ -676,6 +676,14 @@ def chi2_pvalue(stat: float, ndf: int) -> float:
     return float(stats.chi2.sf(stat, ndf))
 
 
+def _probabilities(p) -> np.ndarray:
+    """``p`` as a non-empty float array of probabilities in [0, 1]; ValueError naming ``p`` otherwise."""
+    q = real_array(p, "p")
+    if q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+        raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
+    return q
+
+
 def binomial_tail_pvalue(count: int | ArrayLike, n: int, p: float | ArrayLike) -> float | np.ndarray:
     """Two-sided equal-tail p-value of a binomial count k of n trials with success probability p,
     twice the smaller tail, capped at 1 (elementwise; ``count`` and ``p`` broadcast):
@@ -695,9 +703,7 @@ def binomial_tail_pvalue(count: int | ArrayLike, n: int, p: float | ArrayLike) -
     k = np.asarray(count)
     if k.dtype.kind not in "iu" or k.size == 0 or np.any(k < 0) or np.any(k > n):
         raise ValueError(f"count: expected integer counts in 0..n = {n}, got {count!r}")
-    q = real_array(p, "p")
-    if q.size == 0 or not np.all((q >= 0) & (q <= 1)):
-        raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
+    q = _probabilities(p)
     out = np.minimum(2 * np.minimum(stats.binom.cdf(k, n, q), stats.binom.sf(k - 1, n, q)), 1.0)
     return float(out) if out.ndim == 0 else out
 
@@ -720,9 +726,7 @@ def binomial_band(n: int, p: float | ArrayLike, alpha: float) -> tuple[np.ndarra
     [[0.4, 0.84], [0.6, 0.95]]
     """
     n = positive_int(n, "n")
-    q = real_array(p, "p")
-    if q.size == 0 or not np.all((q >= 0) & (q <= 1)):
-        raise ValueError(f"p: expected probabilities in [0, 1], got {p!r}")
+    q = _probabilities(p)
     a = float(alpha)
     if not 0.0 < a <= 1.0:
         raise ValueError(f"alpha: expected a probability in (0, 1], got {alpha!r}")
