@@ -162,6 +162,19 @@ def _check_m(m) -> int:
     return int(m)
 
 
+def _check_rounds(rounds) -> int:
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    return rounds
+
+
+def _kinematics(events):
+    """(candidate jets (n, 6, 2, 4), candidates (n, 6), leptons (n, 2, 4), MET (n, 2)) of checked events."""
+    ev = _events(events)
+    jets, ok = candidate_pairings(ev)
+    return jets, ok, np.asarray(ev["lep_p4"], dtype=np.float64), np.asarray(ev["met"], dtype=np.float64)
+
+
 def _uniform_pairing(ok: np.ndarray, k: int, rng) -> np.ndarray:
     """(len(ok), k) pairing indices drawn uniformly among each event's valid candidates."""
     if not ok.any(axis=1).all():
@@ -190,14 +203,9 @@ def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, 
     ``fallback(count, rng) -> (count, m, 2, 3)`` and flagged. ``choose_root(rows, pairing, roots, valid,
     rng) -> (len(rows), k)`` picks the root slot of each proposal (default: uniform among the real ones).
     """
-    ev = _events(events)
-    m = _check_m(m)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    m, rounds = _check_m(m), _check_rounds(rounds)
+    jets, ok, lep, met = _kinematics(events)
     rng = np.random.default_rng(seed)
-    jets, ok = candidate_pairings(ev)
-    lep = np.asarray(ev["lep_p4"], dtype=np.float64)
-    met = np.asarray(ev["met"], dtype=np.float64)
     n = len(lep)
     found = [[] for _ in range(n)]
     counts = np.zeros(n, dtype=int)
@@ -249,15 +257,9 @@ def constraint_is_samples(events, marginal: ConstraintMarginal, prior: GaussianN
     proportion to the weights (importance resampling). An event with no real root gets ``proposals``
     new draws, for at most ``rounds`` passes in all; one with none after them gets ``fallback``
     (flagged). ``acceptance`` is that of the first pass."""
-    ev = _events(events)
-    m = _check_m(m)
-    proposals = _check_m(proposals)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    m, proposals, rounds = _check_m(m), _check_m(proposals), _check_rounds(rounds)
+    jets, ok, lep, met = _kinematics(events)
     rng = np.random.default_rng(seed)
-    jets, ok = candidate_pairings(ev)
-    lep = np.asarray(ev["lep_p4"], dtype=np.float64)
-    met = np.asarray(ev["met"], dtype=np.float64)
     n = len(lep)
     out = np.empty((n, m, 2, 3))
     none = np.ones(n, dtype=bool)
