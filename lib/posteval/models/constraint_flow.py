@@ -140,8 +140,8 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
                             m: int, seed: int = 0, *, fallback: Callable, rounds: int = 8,
                             batch_size: int = 1024, root_standard: Callable | None = None) -> ConstraintSamples:
     """m samples (nu, nubar) per event of a trained `EventConstraintFlow`: proposals (a, s) from the
-    model, c = ``to_constraints(s)`` in GeV, the analytic solution, one uniform real root, infeasible
-    draws redrawn (:func:`posteval.physics.constraint_sampling.sample_through_constraints`).
+    model, c = ``to_constraints(s)`` in GeV, the analytic solution, one real root (the scorer's choice,
+    or uniform for a model without one), infeasible draws redrawn (:func:`posteval.physics.constraint_sampling.sample_through_constraints`).
 
     ``context`` holds the six tensors ``(global_feats, leptons, jets, jet_mask, features, usable)`` of
     the same events, in the same order, as ``events``; ``usable`` there means "a candidate pairing".
