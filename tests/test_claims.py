@@ -15,9 +15,9 @@ from tests.metrics.test_claims import _iv
 # ---------------------------------------------------------------------------------------------
 def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
     monkeypatch.setattr(book, "_recorded", {})
-    claims = [Claim("up", "x is positive (this book)"),
+    claims = [Claim("up", "x is positive (this book)", source="this book"),
               Claim("cal", "x is calibrated (paper)", direction=0, margin=0.5, margin_reason="test",
-                    words=CALIBRATION_WORDS)]
+                    words=CALIBRATION_WORDS, source="paper", family="exploratory")]
     table = evaluate_claims(claims, intervals={"up": _iv(0.3, 0.0, 0.05, 1), "cal": _iv(0.0, 0.0, 0.05, 1)})
     assert record_claims(table) is table
     rec = book.recorded()
@@ -30,6 +30,8 @@ def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
         assert rec[f"claim_ci.{name}"] == numformat.interval(r["estimate"], r["lo"], r["hi"])
         assert conclusions(table).loc[r["sentence"], "estimate [interval]"] == numformat.one_line(rec[f"claim_ci.{name}"])
     assert rec["claim.cal"] == "calibrated"
+    assert (rec["claim_source.up"], rec["claim_family.up"]) == ("this book", "confirmatory")
+    assert (rec["claim_source.cal"], rec["claim_family.cal"]) == ("paper", "exploratory")
     shown = conclusions(table)
     assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", "p (Holm)", "verdict"]
     assert shown.loc["x is positive (this book)", "verdict"] == "yes"

@@ -1,10 +1,11 @@
 """A chapter's claims, recorded for the prose and shown together in one table.
 
 :func:`record_claims` records, for every row of a table from
-:func:`posteval.metrics.claims.evaluate_claims`, the eight keys ``claim.<name>`` (the word),
+:func:`posteval.metrics.claims.evaluate_claims`, the ten keys ``claim.<name>`` (the word),
 ``claim_estimate.<name>``, ``claim_lo.<name>``, ``claim_hi.<name>``, ``claim_p.<name>``,
-``claim_p_holm.<name>``, ``claim_sentence.<name>`` and ``claim_reason.<name>`` (why a claim is not
-testable; empty otherwise), and the text ``claim_ci.<name>`` = "estimate
+``claim_p_holm.<name>``, ``claim_sentence.<name>``, ``claim_reason.<name>`` (why a claim is not
+testable; empty otherwise), ``claim_source.<name>`` (whose claim it is: the paper, Proxy-GRM, this
+book) and ``claim_family.<name>`` (the Holm family it was adjusted in), and the text ``claim_ci.<name>`` = "estimate
 [lo, hi]" in the book's number format (:func:`posteval.numformat.interval`) for the prose. :func:`claims_frame` collects every recorded
 word under the given prefixes into one small table without numbers: the cell that shows it is what
 a notebook test compares exactly across machines, while cells with numbers from training are not.
@@ -48,6 +49,8 @@ def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
             record(f"{key}.{prefix}{name}", float(r[col]))
         record(f"claim_sentence.{prefix}{name}", str(r["sentence"]))
         record(f"claim_reason.{prefix}{name}", str(r.get("reason", "") or ""))
+        record(f"claim_source.{prefix}{name}", str(r.get("source", "") or ""))
+        record(f"claim_family.{prefix}{name}", str(r.get("family", "") or ""))
         record(f"claim_ci.{prefix}{name}", _interval_text(r))
     return table
 
@@ -74,6 +77,8 @@ def record_table(table: pd.DataFrame, *, prefix: str = "", fill: Sequence[Claim]
                 record(f"{key}.{prefix}{c.name}", float("nan"))
             record(f"claim_sentence.{prefix}{c.name}", c.display_sentence)
             record(f"claim_reason.{prefix}{c.name}", "not measured")
+            record(f"claim_source.{prefix}{c.name}", c.source)
+            record(f"claim_family.{prefix}{c.name}", c.family)
             record(f"claim_seeds.{prefix}{c.name}", 0)
             record(f"claim_record.{prefix}{c.name}", "not measured")
     return table

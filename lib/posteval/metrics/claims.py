@@ -64,7 +64,7 @@ FAMILIES = ("confirmatory", "exploratory")
 CALIBRATION_WORDS = {"yes": "calibrated", "below": "under-covers", "above": "over-covers"}
 #: The keys recorded per claim (``<key>.<name>``), see :func:`posteval.claims.record_claims`.
 CLAIM_KEYS = ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence",
-              "claim_reason")
+              "claim_reason", "claim_source", "claim_family")
 
 
 def claim_words() -> tuple[str, ...]:
