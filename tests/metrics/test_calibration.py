@@ -349,3 +349,32 @@ def test_rank_histogram_pvalue_is_the_monte_carlo_pvalue():
     samples, truth = gaussian_problem(rng, 300, 20, scale=0.5)
     rh = cal.rank_histogram(samples[0], truth, n_resamples=99)
     assert rh.pvalue["dim0"] == monte_carlo_pvalue(0, 99) == 1 / 100  # far too narrow: no simulation as extreme
+
+
+def test_recalibration_temperature_finds_the_width_that_makes_a_narrow_sampler_calibrated():
+    """A normal sampler 20 % too narrow: the secant between T = 1 and 1.5 lands near T = 1.25, and drawing
+    at that temperature gives a deviation within a tenth of the uncorrected one's size."""
+    from posteval.metrics.calibration import narrowing_deviation, recalibration_temperature
+    d0 = narrowing_deviation(0.8, 64, n_resamples=40_000, seed=1)[0]
+    d1 = narrowing_deviation(0.8 * 1.5, 64, n_resamples=40_000, seed=2)[0]
+    t = recalibration_temperature([1.0, 1.5], [d0, d1])
+    assert 1.15 < t < 1.35
+    after = narrowing_deviation(0.8 * t, 64, n_resamples=40_000, seed=3)[0]
+    assert abs(after) < 0.1 * abs(d0), (d0, after)
+    # an over-wide sampler is narrowed
+    assert recalibration_temperature([1.0, 1.25], [0.03, 0.06]) < 1.0
+
+
+@pytest.mark.parametrize("t, d, match", [
+    ([1.0], [0.0], "two of each"),
+    ([1.25, 1.0], [-0.01, 0.01], "t0 < t1"),
+    ([1.0, float("nan")], [-0.01, 0.01], "t0 < t1"),
+    ([1.0, 1.25], [-0.01, float("inf")], "deviations"),
+    ([1.0, 1.25], [-0.01, 1.5], "deviations"),
+    ([1.0, 1.25], [0.01, -0.01], "must grow with the temperature"),
+    ([1.0, 1.25], [-0.10, -0.099], "outside bounds"),
+])
+def test_recalibration_temperature_refuses_what_it_cannot_fit(t, d, match):
+    from posteval.metrics.calibration import recalibration_temperature
+    with pytest.raises(ValueError, match=match):
+        recalibration_temperature(t, d)

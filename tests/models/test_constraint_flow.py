@@ -208,3 +208,37 @@ def test_sampling_with_a_scorer_needs_its_root_standardisation(setup):
     a = constraint_flow_samples(model, ctx, ev, targets.to_constraints, 4, seed=0, fallback=fb, root_standard=targets.roots)
     b = constraint_flow_samples(model, ctx, ev, targets.to_constraints, 4, seed=0, fallback=fb, root_standard=targets.roots)
     assert a.samples.shape == (N, 4, 2, 3) and np.array_equal(a.samples, b.samples)
+
+
+def test_temperature_widens_the_constraint_draws_and_is_checked(setup):
+    """temperature 1 is the model itself (bit-identical proposals); above 1 the draws of s spread wider, the
+    pairing draws unchanged; a non-positive or non-finite temperature is refused before any sampling."""
+    ev, targets, batch = setup
+    model = tiny_model(4)
+    f, cand = targets.features(ev)
+    context = (*batch[:4], torch.as_tensor(f), torch.as_tensor(cand))
+    a1, s1 = model.propose(context, 400, generator=torch.Generator().manual_seed(0))
+    a0, s0 = model.propose(context, 400, generator=torch.Generator().manual_seed(0), temperature=1.0)
+    assert torch.equal(a1, a0) and torch.equal(s1, s0)
+    a2, s2 = model.propose(context, 400, generator=torch.Generator().manual_seed(0), temperature=1.5)
+    assert torch.equal(a1, a2)
+    assert s2.std(dim=1).mean() > 1.2 * s1.std(dim=1).mean()
+    for bad in (0.0, -1.0, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="temperature must be a finite positive number"):
+            constraint_flow_samples(model, context, ev, targets.to_constraints, 4, seed=0,
+                                    fallback=lambda c, r: np.zeros((c, 4, 2, 3)), temperature=bad)
+
+
+def test_sampling_restores_the_models_training_mode(setup):
+    ev, targets, batch = setup
+    model = tiny_model(5)
+    f, cand = targets.features(ev)
+    context = (*batch[:4], torch.as_tensor(f), torch.as_tensor(cand))
+    model.train()
+    constraint_flow_samples(model, context, ev, targets.to_constraints, 4, seed=0, rounds=2,
+                            fallback=lambda c, r: np.zeros((c, 4, 2, 3)))
+    assert model.training
+    model.eval()
+    constraint_flow_samples(model, context, ev, targets.to_constraints, 4, seed=0, rounds=2,
+                            fallback=lambda c, r: np.zeros((c, 4, 2, 3)))
+    assert not model.training

@@ -40,6 +40,13 @@ def check_count(value, name: str) -> int:
     return value
 
 
+def check_temperature(value) -> float:
+    """A finite positive number (a sampling temperature), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ValueError(f"temperature must be a finite positive number, got {value!r}")
+    return float(value)
+
+
 def hidden_sizes(hidden, name: str = "hidden") -> tuple:
     """Normalise a width (int: two layers of it) or a sequence of widths."""
     if isinstance(hidden, int) and not isinstance(hidden, bool):

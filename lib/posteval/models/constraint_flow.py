@@ -57,6 +57,7 @@ from torch import nn
 
 from ..physics.constraint_sampling import (ConstraintSamples, candidate_pairings, root_features,
                                            sample_through_constraints)
+from ._checks import check_temperature
 from .encoder import EventEncoder, normed_mlp
 from .event_models import EventModel
 from .flow import ConditionalFlow
@@ -123,22 +124,25 @@ class EventConstraintFlow(EventModel):
         return -self.log_prob(batch).mean()
 
     @torch.no_grad()
-    def propose(self, context: Sequence[torch.Tensor], k: int, generator: torch.Generator | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``k`` proposals per event: pairing a ~ pi(a | x) (n, k) and s ~ q(s | x, a) (n, k, 6).
+    def propose(self, context: Sequence[torch.Tensor], k: int, generator: torch.Generator | None = None, *,
+                temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+        """``k`` proposals per event: pairing a ~ pi(a | x) (n, k) and s ~ q(s | x, a) (n, k, 6), the flow
+        sampled at ``temperature`` (:meth:`~posteval.models.flow.ConditionalFlow.sample`; 1: the model).
         ``context`` is ``(global_feats, leptons, jets, jet_mask, features, usable)``."""
         ctx, features, usable = _split(context, 6, "context")
         cond, log_pi = self._conditions(ctx, features, usable)
         n = cond.shape[0]
         a = torch.multinomial(log_pi.exp(), k, replacement=True, generator=generator)
         chosen = torch.gather(cond, 1, a[..., None].expand(-1, -1, cond.shape[-1]))
-        s = self.flow.sample(chosen.reshape(n * k, -1), 1, generator=generator).reshape(n, k, self.dim)
+        s = self.flow.sample(chosen.reshape(n * k, -1), 1, generator=generator,
+                             temperature=temperature).reshape(n, k, self.dim)
         return a, s
 
 
 def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.Tensor], events, to_constraints: Callable,
                             m: int, seed: int = 0, *, fallback: Callable, rounds: int = 8,
-                            batch_size: int = 1024, root_standard: Callable | None = None) -> ConstraintSamples:
+                            batch_size: int = 1024, root_standard: Callable | None = None,
+                            temperature: float = 1.0) -> ConstraintSamples:
     """m samples (nu, nubar) per event of a trained `EventConstraintFlow`: proposals (a, s) from the
     model, c = ``to_constraints(s)`` in GeV, the analytic solution, one real root (the scorer's choice,
     or uniform for a model without one), infeasible draws redrawn (:func:`posteval.physics.constraint_sampling.sample_through_constraints`).
@@ -147,7 +151,11 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
     the same events, in the same order, as ``events``; ``usable`` there means "a candidate pairing".
     A model with a root scorer picks each proposal's root from its softmax (``root_standard`` maps
     :func:`~posteval.physics.constraint_sampling.root_features` to the model's standardised ones).
+    ``temperature`` scales the flow's base draws of s (1: the model; above 1 wider constraint
+    variables, the pairing and root choices unchanged): the one width a recalibration may fit.
     """
+    temperature = check_temperature(temperature)
+    training = model.training
     model.eval()
     generator = torch.Generator().manual_seed(int(seed))
 
@@ -156,7 +164,7 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
         pairs, cs = [], []
         for start in range(0, len(idx), batch_size):
             part = idx[start:start + batch_size]
-            a, s = model.propose(tuple(t[part] for t in context), k, generator=generator)
+            a, s = model.propose(tuple(t[part] for t in context), k, generator=generator, temperature=temperature)
             pairs.append(a.numpy())
             cs.append(to_constraints(s.double().numpy()))
         return np.concatenate(pairs), np.concatenate(cs)
@@ -184,8 +192,11 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
             gumbel = -np.log(-np.log(rng.random(logp.shape)))
             return np.argmax(np.where(valid, logp + gumbel, -np.inf), axis=-1)
 
-    return sample_through_constraints(events, propose, m, seed, fallback=fallback, rounds=rounds,
-                                      choose_root=choose_root)
+    try:
+        return sample_through_constraints(events, propose, m, seed, fallback=fallback, rounds=rounds,
+                                          choose_root=choose_root)
+    finally:
+        model.train(training)
 
 
 def build_constraint_flow(dims: Sequence[int], encoder: dict | None = None, head: dict | None = None,
