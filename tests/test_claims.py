@@ -88,3 +88,28 @@ def test_a_claim_that_is_not_testable_keeps_its_reason_and_leaves_the_family(mon
         evaluate_claims(claims, intervals=ivs, not_testable={"zz": "why"})
     with pytest.raises(ValueError, match="reason"):
         evaluate_claims(claims, intervals=ivs, not_testable={"a": " "})
+
+
+def test_claims_overview_gives_each_claim_its_words_measure_verdict_and_why():
+    from posteval.claims import claims_overview
+    claims = [Claim("up", "x is positive (this book)", "x", "a", source="this book"),
+              Claim("down", "y is negative (paper)", "y", "a", direction=-1, source="paper"),
+              Claim("both", "x and y (paper)", parts=("up", "down"), source="paper"),
+              Claim("gated", "z is positive (paper)", "z", "b", source="paper")]
+    table = evaluate_claims(claims, intervals={"up": _iv(0.3, 0.0, 0.05, 1), "down": _iv(0.1, 0.0, 0.05, 1),
+                                               "gated": _iv(0.3, 0.0, 0.05, 1)},
+                            not_testable={"gated": "model b fails the W-mass check"})
+    view = claims_overview(table, [claims[2], claims[0], claims[1], claims[3]])
+    assert view.index.tolist() == ["x and y (paper)", "x is positive (this book)", "y is negative (paper)",
+                                   "z is positive (paper)"]
+    assert view.columns.tolist() == ["source", "measured", "verdict", "why"]
+    assert view.loc["x is positive (this book)", "verdict"] == "yes"
+    assert view.loc["x is positive (this book)", "measured"] == numformat.one_line(
+        numformat.interval(*table.loc["up", ["estimate", "lo", "hi"]]))
+    assert view.loc["y is negative (paper)", "verdict"] == "no"
+    assert view.loc["z is positive (paper)", "verdict"] == "not testable"
+    assert view.loc["z is positive (paper)", "why"] == "model b fails the W-mass check"
+    assert view.loc["x and y (paper)", "measured"] == numformat.MISSING
+    assert view.loc["x and y (paper)", "verdict"] == "no" and "1 of 2 parts" in view.loc["x and y (paper)", "why"]
+    with pytest.raises(ValueError, match="not a claim of the table"):
+        claims_overview(table, [Claim("other", "z (paper)", "z", "a")])

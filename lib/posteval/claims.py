@@ -27,7 +27,8 @@ from .metrics.verdicts import NOT_TESTABLE
 if TYPE_CHECKING:
     from .metrics.claims import Claim
 
-__all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "conclusions", "registered_margins"]
+__all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "claims_overview", "conclusions",
+           "registered_margins", "WHY"]
 
 
 def record_claim(name: str, word: str) -> str:
@@ -120,6 +121,53 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
     if seeds:
         out["seeds"] = table["n_seeds"].astype(int).to_numpy()
     return out
+
+
+#: Why a word was said, in one line a reader without statistics follows (the rule: ``evaluate_claims``).
+WHY = {
+    "yes": "resolved in the direction its source states, with Holm's adjustment in its family",
+    "no": "resolved against it (the other direction, or inside the stated margin)",
+    "not resolved": "the interval still allows either answer: more events or seeds could decide it",
+    "calibrated": "its signed coverage is resolved inside the stated margin",
+    "under-covers": "its intervals are too narrow: signed coverage resolved below zero",
+    "over-covers": "its intervals are too wide: signed coverage resolved above zero",
+}
+
+
+def claims_overview(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
+    """The table a chapter opens with, one row per claim of ``claims`` (in that order): the claim in its
+    source's words, whose claim it is, what was measured (the effect and its interval, "–" for a claim of
+    parts), the verdict, and why in one line (:data:`WHY`; a claim that is not testable gives its reason,
+    a claim of parts how many of its parts hold).
+
+    Example
+    -------
+    >>> from posteval.metrics.claims import Claim
+    >>> t = pd.DataFrame({"sentence": ["A beats B"], "source": ["paper"], "estimate": [0.12], "lo": [0.05],
+    ...                   "hi": [0.19], "word": ["yes"], "reason": [""]}, index=["ab"])
+    >>> claims_overview(t, [Claim("ab", "A beats B", source="paper")]).iloc[0]["verdict"]
+    'yes'
+    """
+    missing = {"sentence", "source", "estimate", "lo", "hi", "word"} - set(table.columns)
+    if missing:
+        raise ValueError(f"table: missing columns {sorted(missing)} (expected evaluate_claims' table)")
+    rows = []
+    for c in claims:
+        if c.name not in table.index:
+            raise ValueError(f"claims: {c.name!r} is not a claim of the table")
+        r = table.loc[c.name]
+        word = r["word"]
+        if word == NOT_TESTABLE:
+            why = str(r.get("reason", "") or "its preconditions fail")
+        elif c.parts:
+            held = sum(table.loc[p, "word"] == "yes" for p in c.parts)
+            why = f"it holds when every part holds: {held} of {len(c.parts)} parts resolved as stated"
+        else:
+            why = WHY.get(word, "")
+        measured = numformat.MISSING if c.parts else numformat.one_line(_interval_text(r))
+        rows.append({"claim": c.sentence, "source": r["source"] or numformat.MISSING, "measured": measured,
+                     "verdict": word, "why": why})
+    return pd.DataFrame(rows).set_index("claim")
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:

@@ -140,7 +140,8 @@ def test_impossible_marginal_falls_back_everywhere(events):
 
 def test_sample_through_constraints_fills_short_events_from_their_own_draws(events):
     """Event 0 gets m feasible draws in the first round and is not proposed for again; events 1 and 2 get
-    one feasible c per round and fill their m from the roots they found."""
+    one feasible c per round and fill their m from the roots they found. The second round proposes what
+    their acceptance so far asks: 1.25 x 4 missing / (2/7) = 17.5, a power of two, at most m = 5."""
     one = {k: v[:3] for k, v in events.items()}
     a = true_pairing(one)
     truth_c = pairing_constraints(one)[0][np.arange(3), a]
@@ -148,7 +149,7 @@ def test_sample_through_constraints_fills_short_events_from_their_own_draws(even
     seen = []
 
     def propose(rows, k, rng):
-        seen.append(rows.copy())
+        seen.append((rows.copy(), k))
         c = np.tile(impossible, (len(rows), k, 1))
         c[:, 0] = truth_c[rows]  # one feasible draw per round
         c[rows == 0] = truth_c[0]  # event 0: all feasible
@@ -156,7 +157,7 @@ def test_sample_through_constraints_fills_short_events_from_their_own_draws(even
 
     out = sample_through_constraints(one, propose, 5, 0, fallback=zeros_fallback(5), rounds=2)
     assert not out.fallback.any()
-    assert [r.tolist() for r in seen] == [[0, 1, 2], [1, 2]]
+    assert [(r.tolist(), k) for r, k in seen] == [([0, 1, 2], 5), ([1, 2], 5)]
     np.testing.assert_allclose(out.acceptance, (5 + 1 + 1 + 1 + 1) / (15 + 10))
     back = c_of_samples(one, out.samples)[np.arange(3), :, a]  # (3, 5, 6) under the proposed pairing
     np.testing.assert_allclose(back[..., :4], np.broadcast_to(truth_c[:, None, :4], back[..., :4].shape), atol=1e-3)
@@ -295,3 +296,27 @@ def test_toy_events_are_exact_and_seeded():
     for key in ("lep_p4", "jet_p4"):
         p = a[key]
         assert p.shape == (5, 2, 4) and np.all(p[..., 3] > np.linalg.norm(p[..., :3], axis=-1))
+
+
+def test_later_rounds_propose_what_each_events_acceptance_asks():
+    """k = 1.25 (m - found) / ((found + 1) / (tried + 2)), up to a power of two of at least 8; events that found
+    more need fewer; none is proposed for more than m a round."""
+    from posteval.physics.constraint_sampling import _proposals_needed
+    k = _proposals_needed(64, np.array([60, 30, 1, 0]), np.array([64, 64, 64, 64]))
+    assert k.tolist() == [8, 64, 64, 64]
+    assert _proposals_needed(64, np.array([56]), np.array([64])).tolist() == [16]
+    assert _proposals_needed(64, np.array([63]), np.array([64])).tolist() == [8]
+
+
+def test_the_draws_of_an_event_do_not_depend_on_how_many_were_proposed(events, marginal):
+    """The proposal count is cost, not distribution: the floor's m(l nu) of many events is the same
+    whether the events need one round or several (a two-sample KS test at m = 4 against m = 64)."""
+    from scipy.stats import ks_2samp
+    many = toy_events(300, np.random.default_rng(5))
+    big = ConstraintMarginal.fit(toy_events(400, np.random.default_rng(6)))
+    a = constraint_floor_samples(many, big, m=4, seed=0, fallback=zeros_fallback(4))
+    b = constraint_floor_samples(many, big, m=64, seed=1, fallback=zeros_fallback(64))
+    ok = ~(a.fallback | b.fallback)
+    ca = c_of_samples({k: v[ok] for k, v in many.items()}, a.samples[ok])
+    cb = c_of_samples({k: v[ok] for k, v in many.items()}, b.samples[ok])
+    assert ks_2samp(ca[..., 0, 0].ravel(), cb[..., 0, 0].ravel()).pvalue > 0.01

@@ -197,8 +197,13 @@ def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, 
     """m samples per event by proposing (pairing, c), solving, and keeping one uniform real root.
 
     ``propose(rows, k, rng) -> (pairing (len(rows), k) int, c (len(rows), k, 6))`` proposes k draws
-    for the events ``rows``. Events still short of m feasible draws get another k = m proposals,
-    for at most ``rounds`` rounds; an event with at least one feasible draw but fewer than m fills
+    for the events ``rows``. The first round proposes k = m per event; an event still short of m
+    feasible draws gets, in each later round, as many as its own acceptance so far says it needs:
+    k_i = 1.25 (m - found_i) / a_i with a_i = (accepted_i + 1) / (proposed_i + 2), rounded up to a power
+    of two of at least 8 and at most m (events with the same k are proposed for together), for at most
+    ``rounds`` rounds: never more than m a round, as many fewer as an event close to its m needs. Every feasible draw of an event is a draw of the same distribution, however many were
+    proposed, so the number proposed changes the cost, not what is sampled. An event with at least one
+    feasible draw but fewer than m fills
     its m by resampling its own feasible draws uniformly; an event with none is filled by
     ``fallback(count, rng) -> (count, m, 2, 3)`` and flagged. ``choose_root(rows, pairing, roots, valid,
     rng) -> (len(rows), k)`` picks the root slot of each proposal (default: uniform among the real ones).
@@ -209,24 +214,26 @@ def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, 
     n = len(lep)
     found = [[] for _ in range(n)]
     counts = np.zeros(n, dtype=int)
-    proposed = accepted = 0
-    for _ in range(rounds):
-        rows = np.flatnonzero(counts < m)
-        if rows.size == 0:
+    tried = np.zeros(n, dtype=int)
+    for r_ in range(rounds):
+        short = np.flatnonzero(counts < m)
+        if short.size == 0:
             break
-        pair, c = propose(rows, m, rng)
-        bj = jets[rows[:, None], pair]
-        roots, valid = dilepton.solve_dilepton(c, lep[rows, None], bj, met[rows, None])
-        pick = _pick_root(valid, rng) if choose_root is None else choose_root(rows, pair, roots, valid, rng)
-        chosen = np.take_along_axis(roots, pick[..., None, None, None], axis=2)[:, :, 0]
-        feasible = valid.any(axis=-1)
-        proposed += feasible.size
-        accepted += int(feasible.sum())
-        for i, r in enumerate(rows):
-            good = chosen[i][feasible[i]]
-            if len(good):
-                found[r].append(good)
-                counts[r] += len(good)
+        ks = np.full(short.size, m) if r_ == 0 else _proposals_needed(m, counts[short], tried[short])
+        for k in np.unique(ks):
+            rows = short[ks == k]
+            pair, c = propose(rows, int(k), rng)
+            bj = jets[rows[:, None], pair]
+            roots, valid = dilepton.solve_dilepton(c, lep[rows, None], bj, met[rows, None])
+            pick = _pick_root(valid, rng) if choose_root is None else choose_root(rows, pair, roots, valid, rng)
+            chosen = np.take_along_axis(roots, pick[..., None, None, None], axis=2)[:, :, 0]
+            feasible = valid.any(axis=-1)
+            tried[rows] += feasible.shape[1]
+            for i, r in enumerate(rows):
+                good = chosen[i][feasible[i]]
+                if len(good):
+                    found[r].append(good)
+                    counts[r] += len(good)
     out = np.empty((n, m, 2, 3))
     none = counts == 0
     for r in np.flatnonzero(~none):
@@ -234,7 +241,18 @@ def sample_through_constraints(events, propose: Callable, m: int, seed: int, *, 
         out[r] = draws[:m] if len(draws) >= m else draws[rng.integers(0, len(draws), m)]
     if none.any():
         out[none] = fallback(int(none.sum()), rng)
-    return ConstraintSamples(out, accepted / max(proposed, 1), none)
+    accepted = sum(len(d) for f in found for d in f)
+    return ConstraintSamples(out, accepted / max(int(tried.sum()), 1), none)
+
+
+def _proposals_needed(m: int, found: np.ndarray, tried: np.ndarray) -> np.ndarray:
+    """Proposals for the next round of events that found ``found`` < m feasible draws in ``tried``:
+    1.25 (m - found) / a with a = (found + 1) / (tried + 2), rounded up to a power of two of at least 8,
+    at most m."""
+    rate = (found + 1) / (tried + 2)
+    want = np.ceil(1.25 * (m - found) / rate)
+    k = 2 ** np.ceil(np.log2(np.maximum(want, 8)))
+    return np.minimum(k, m).astype(int)
 
 
 def constraint_floor_samples(events, marginal: ConstraintMarginal, m: int, seed: int = 0, *,
