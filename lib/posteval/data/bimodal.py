@@ -183,8 +183,10 @@ class ExactPosterior:
     def median(self) -> np.ndarray:
         """The posterior median per event (zero up to rounding, by symmetry).
 
-        When the modes are well apart the CDF is flat at 1/2 over the gap between them and
-        every point of the gap is a median; the midpoint of the gap is returned.
+        The posterior density is positive everywhere (Gaussian noise), so the CDF crosses 1/2 at one
+        point and the median is unique; when the modes are well apart the CDF is nearly flat at 1/2
+        over the gap between them, so the expected absolute error changes little across the gap. The
+        midpoint of the two quantiles just below and above 1/2 is returned (robust to that flatness).
         """
         eps = 1e-9
         return 0.5 * (self.quantile(0.5 - eps) + self.quantile(0.5 + eps))
