@@ -63,6 +63,26 @@ REGISTRY: dict[str, dict] = {
                   "spectrum no analysis could use, the paper's 'narrower spectrum' made a number",
         "set_at": "6488b25 (2026-12-01) (beside results)",
     },
+    "02.flow_mean_rmse_margin": {
+        "value": 0.04,
+        "unit": "RMSE of the flow-sample mean / RMSE of the MSE regression, minus 1",
+        "reason": "one posterior sample per event costs a factor sqrt(2) (41 %) in RMSE over the posterior mean; "
+                  "a mean of samples that has recovered the regression's RMSE is within a tenth of that gap of "
+                  "it, 4 %, which leaves room for the 1/m Monte-Carlo excess of an m-sample mean "
+                  "(sqrt(1 + 1/m) - 1, 0.5 % at m = 100)",
+        "set_at": "issue 43 (2026-12-06), from the sqrt(2) of a single sample (before the data it decides; the "
+                  "issue had quoted the ci RMSEs 1.005 and 0.999)",
+    },
+    "02.flow_mean_chi2_margin": {
+        "value": 0.5,
+        "unit": "chi2/ndf of the flow-sample mean's spectrum / the MSE regression's, minus 1",
+        "reason": "a reconstruction with the true spectrum gives chi2/ndf near 1 and a collapsed one hundreds; "
+                  "two collapsed spectra whose chi2/ndf are within half of each other are the same distortion "
+                  "for an analysis, far from the hundredfold that separates either from a usable spectrum. A "
+                  "ratio, because chi2/ndf of a fixed distortion grows with the number of test events",
+        "set_at": "issue 43 (2026-12-06), from the scale of a usable spectrum (before the data it decides; the "
+                  "issue had quoted the ci values 278 and 394)",
+    },
     "03.physics.w_ratio": {
         "value": 0.9,
         "unit": "multiples of the truth's W-window fraction",
