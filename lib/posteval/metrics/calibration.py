@@ -73,7 +73,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._deprecation import renamed_keywords
-from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, positive_int, samples_truth, seed_value
+from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, order_free_draws, positive_int,
+                          samples_truth, seed_value)
 from .claims import CALIBRATION_WORDS
 from .coverage import pit
 from .intervals import (binomial_band, binomial_tail_pvalue, event_interval, monte_carlo_pvalue, normal_half_width,
@@ -814,7 +815,7 @@ def spread_skill(samples: ArrayLike, truth: ArrayLike, *, bins: int = 10, n_resa
     0.49
     """
     s, t, _ = samples_truth(samples, truth)
-    var, err2 = spread_terms(s, t)
+    var, err2 = spread_terms(order_free_draws(s), t)  # sums in an order that is not the input's
     return spread_summary(var, err2, bins=bins, n_resamples=n_resamples, level=level, seed=seed)
 
 
@@ -903,5 +904,5 @@ def spread_skill_replicates(samples: ArrayLike, truth: ArrayLike, *, n_resamples
     """
     s, t, _ = samples_truth(samples, truth)
     n_resamples, seed = positive_int(n_resamples, "n_resamples"), seed_value(seed)
-    var, err2 = spread_terms(s, t)
+    var, err2 = spread_terms(order_free_draws(s), t)  # sums in an order that is not the input's
     return _spread_ratio(var, err2, n_resamples, seed)
