@@ -119,3 +119,12 @@ def test_no_statistic_depends_on_the_order_of_the_draws(name):
         if name == "evaluate_models":  # the date of the provenance aside
             got["provenance"].pop("date"), reference["provenance"].pop("date", None)
         assert got == reference, f"{name}: {order} draws change the result"
+
+
+def test_help_of_the_package_does_not_end_in_numpys_ndarray_help():
+    import pydoc
+
+    text = pydoc.render_doc(metrics, renderer=pydoc.plaintext)
+    assert "DEFAULT_LEVELS = array([0.05" in text and "ndarray(shape, dtype=None" not in text
+    levels = metrics.DEFAULT_LEVELS
+    assert type(levels * 2) is np.ndarray and not levels.flags.writeable and levels[0] == 0.05

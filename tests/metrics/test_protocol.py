@@ -77,3 +77,14 @@ def test_check_inputs_estimates_the_bytes_from_the_shapes():
     with pytest.raises(ValueError, match=r"big \(500, 10000000, 2\) 74.5 GiB"):
         protocol.check_inputs(inputs)
     assert protocol.check_inputs(inputs, max_gb=None)["read_gb"] == pytest.approx(500 * 2e7 * 8 / 2**30)
+
+
+def test_spread_skill_overflow_at_1e200_leaves_the_ratio_out_and_the_report_stands(problem):
+    truth, models = problem
+    result = metrics.evaluate_models({"exact": 1e200 * models["exact"]}, 1e200 * truth, n_resamples=200)
+    assert "spread_skill" not in result.joint_calibration
+    assert any("spread-skill ratio of exact is not computed" in note for note in result.notes)
+    unit = metrics.evaluate_models({"exact": models["exact"]}, truth, n_resamples=200)
+    np.testing.assert_allclose(result.table["crps"], 1e200 * unit.table["crps"], rtol=1e-12)
+    tarp = result.joint_calibration["tarp_error"].to_numpy()
+    np.testing.assert_allclose(tarp, unit.joint_calibration["tarp_error"].to_numpy(), atol=1e-12)  # scale-free

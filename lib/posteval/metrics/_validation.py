@@ -20,7 +20,20 @@ import numbers
 
 import numpy as np
 
-DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2)
+class _Levels(np.ndarray):
+    """DEFAULT_LEVELS: the nominal coverages 0.05, 0.10, ..., 0.95 (19 levels, read-only) of every coverage
+    function. A numpy array; arithmetic on it gives plain arrays."""
+
+    def __array_wrap__(self, out, context=None, return_scalar=False):  # ufunc results: plain arrays
+        out = np.asarray(out).view(np.ndarray)
+        return out[()] if return_scalar else out
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+
+# its own class gives it its own docstring: help(posteval.metrics) shows that, not numpy's ndarray help
+DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2).view(_Levels)
 DEFAULT_LEVELS.setflags(write=False)  # shared by every call: read-only
 
 _REFUSED_KINDS = {"c": "complex", "M": "datetime", "m": "timedelta", "O": "object", "U": "string", "S": "bytes",
@@ -92,15 +105,21 @@ def levels_array(levels) -> np.ndarray:
     return lv
 
 
-def positive_int(value, name: str, minimum: int = 1) -> int:
-    """`value` as an int >= minimum."""
+#: the largest count or seed accepted (a larger one is a typo, and would overflow numpy's 64-bit integers)
+MAX_INT = 2**62
+
+
+def positive_int(value, name: str, minimum: int = 1, maximum: int = MAX_INT) -> int:
+    """`value` as an int, minimum <= value <= maximum."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{name}: expected an integer <= {maximum}, got {value!r}")
     return int(value)
 
 
 def seed_value(seed, name: str = "seed") -> int:
-    """A seed: an integer >= 0 (Python or numpy)."""
+    """A seed: an integer 0 <= seed <= 2**62 (Python or numpy)."""
     return positive_int(seed, name, minimum=0)
 
 

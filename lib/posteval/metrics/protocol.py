@@ -566,6 +566,10 @@ def evaluate_inputs(inputs: Inputs, opts: Settings, *, max_gb: float | None = MA
         notes.append("One model: there is no lead to resolve.")
     if not samplers:
         notes.append("No sampler: there is no raw coverage to judge.")
+    for name, v in samplers.items():
+        if v.spread_var is not None and not np.all(np.isfinite(v.spread_var)):
+            notes.append(f"The spread-skill ratio of {name} is not computed: its squared spreads leave the float64 "
+                         f"range (values near 1e154 or beyond); rescale the data for it.")
     said = sentences(leads, calib, joint, inputs.dim_names)
     text, warnings = bottom_line(table, leads, calib, joint)
     return ProtocolResult(text, warnings, said, table, leads, calib, joint, checks(table, calib, joint), notes,

@@ -25,7 +25,7 @@ from .calibration import spread_terms, tarp_credibility
 from .coverage import conformal_scores, conformal_thresholds, pit
 from .intervals import percentile_bounds
 from .scores import ENERGY_ESTIMATORS, _energy_scaled, _estimator, crps_ensemble
-from .spectrum import spectrum_test
+from .spectrum import MAX_BINS, spectrum_test
 from .uncertainty import bootstrap_means
 
 INTERVAL_METRICS = ("rmse", "mae", "crps", "coverage_error_raw", "coverage_error_conformal")
@@ -55,7 +55,9 @@ class EventValues:
     conformal_codes (n, d) or None : the same for split-conformal intervals (given calibration);
     energy (n,) or None : energy score over all d dimensions (when asked);
     credibility (n,) or None : TARP credibility (samplers, given reference points);
-    spread_var, spread_err2 (n,) or None : the spread-skill terms (samplers with m >= 2, when asked).
+    spread_var, spread_err2 (n,) or None : the spread-skill terms (samplers with m >= 2, when asked; NaN
+    where the squared spreads leave the float64 range, e.g. draws near 1e200: the report then leaves
+    the spread-skill ratio out and says so).
     """
 
     kind: str
@@ -178,7 +180,10 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
         cred = tarp_credibility(s, t2, np.asarray(refs, dtype=float), centre, scale)
     if is_samples and spread and s.shape[1] >= 2:
         var, err2 = spread_terms(s / c, t2 / c)
-        var, err2 = rescaled(var, c * c, "spread"), rescaled(err2, c * c, "spread")
+        with np.errstate(over="ignore"):
+            var, err2 = var * c * c, err2 * c * c
+        if not (np.all(np.isfinite(var)) and np.all(np.isfinite(err2))):  # squares beyond float64: not computed
+            var, err2 = np.full(len(var), np.nan), np.full(len(var), np.nan)
     return EventValues("samples" if is_samples else "point", s.shape[1], point, crps_e, raw, conf, es, cred, var, err2)
 
 
@@ -308,6 +313,8 @@ def protocol_report(
     0  shifted   0.5  0.50  0.50                 NaN
     1  sampler   0.5  0.25  0.25                 0.7
     """
+    _check_settings(levels=levels, level=level, n_resamples=n_resamples, seed=seed, spectrum_resamples=spectrum_resamples,
+                    bins=bins)
     if not isinstance(name_to_samples, Mapping):
         raise ValueError(f"name_to_samples: expected a mapping {{model name: predictions}}, got {type(name_to_samples).__name__}")
     if not name_to_samples:
@@ -363,6 +370,8 @@ def protocol_table(
     """
     if not values:
         raise ValueError("values: no models given")
+    _check_settings(levels=levels, level=level, n_resamples=n_resamples, seed=seed, spectrum_resamples=spectrum_resamples,
+                    bins=bins)
     if level is not None:
         level = level_value(level)
     if replicates and level is None:
@@ -390,6 +399,21 @@ def protocol_table(
         if replicates:
             return table, reps
     return table
+
+
+def _check_settings(*, levels, level, n_resamples, seed, spectrum_resamples, bins) -> None:
+    """The settings of :func:`protocol_report` and :func:`protocol_table`, each checked before any
+    scoring: a ValueError naming the argument."""
+    levels_array(levels)
+    if level is not None:
+        level_value(level)
+    positive_int(n_resamples, "n_resamples", minimum=2)
+    seed_value(seed)
+    positive_int(spectrum_resamples, "spectrum_resamples", minimum=0)
+    if isinstance(bins, (bool, np.bool_)) or isinstance(bins, (float, str, type(None))):
+        raise ValueError(f"bins: expected an integer number of bins or an array of edges, got {bins!r}")
+    if isinstance(bins, (int, np.integer)) and not 2 <= bins <= MAX_BINS:
+        raise ValueError(f"bins: need between 2 and {MAX_BINS} bins, got {bins}")
 
 
 def _model_rows(name, v, t2, dim_names, lv_sorted, with_energy, bins, spectrum_resamples, seed):
