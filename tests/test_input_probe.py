@@ -349,13 +349,9 @@ def test_whole_calls_fail_clearly_or_answer_correctly(name, tmp_path):
 
 
 if __name__ == "__main__":
+    import signal
     import tempfile
     from collections import Counter
-
-    results = [(n, CASES[n][0][i], b, *outcome(n, i, b)) for n, i, b in PROBES]
-    results += [(n, "data", c, *scale_outcome(n, c)) for n, c in SCALE_PROBES]
-    results += [(n, "setting", b, *setting_outcome(n, b)) for n, b in SETTING_PROBES]
-    import signal
 
     class _Late(Exception):
         pass
@@ -364,17 +360,26 @@ if __name__ == "__main__":
         raise _Late
 
     signal.signal(signal.SIGALRM, _late)
+
+    def timed(label, call, seconds=30):
+        """One probe; still computing after ``seconds`` means no check up front (an endless count, a huge input):
+        silent."""
+        signal.alarm(seconds)
+        try:
+            return (*label, *call())
+        except _Late:
+            return (*label, "silent", f"still computing after {seconds} s: no check up front")
+        except Exception as exc:  # noqa: BLE001 - the probe of an older version may meet anything
+            return (*label, "unclear", f"{type(exc).__name__}: {exc}")
+        finally:
+            signal.alarm(0)
+
+    results = [timed((n, CASES[n][0][i], b), lambda: outcome(n, i, b)) for n, i, b in PROBES]
+    results += [timed((n, "data", c), lambda: scale_outcome(n, c)) for n, c in SCALE_PROBES]
+    results += [timed((n, "setting", b), lambda: setting_outcome(n, b)) for n, b in SETTING_PROBES]
     for name, case in WHOLE.items():
         with tempfile.TemporaryDirectory() as tmp:
-            signal.alarm(60)  # a case still scoring after a minute had no size check up front: silent
-            try:
-                results.append((name, "call", "", *case(Path(tmp))))
-            except _Late:
-                results.append((name, "call", "", "silent", "still scoring after 60 s: no check up front"))
-            except Exception as exc:  # noqa: BLE001 - the probe of the old code may meet anything
-                results.append((name, "call", "", "unclear", f"{type(exc).__name__}: {exc}"))
-            finally:
-                signal.alarm(0)
+            results.append(timed((name, "call", ""), lambda: case(Path(tmp)), 60))
     print(Counter(r[3] for r in results))
     print(Counter((r[2], r[3]) for r in results))
     for r in results:
