@@ -381,3 +381,14 @@ def test_at_ci_the_kernel_computes_on_one_thread_unless_the_environment_says_oth
         assert os.environ["OMP_NUM_THREADS"] == "4"
     with book._kernel_environment("full", None):
         assert "MKL_NUM_THREADS" not in os.environ
+
+
+def test_the_runner_without_the_book_extra_is_a_one_line_error(monkeypatch, capsys):
+    """Issue 44: `python -m posteval.book` without [book] names the extra instead of a raw ModuleNotFoundError."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
+    assert book.main(["run", "01"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: python -m posteval.book needs papermill") and 'pip install "posteval[book]"' in err

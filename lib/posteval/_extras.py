@@ -20,6 +20,7 @@ EXTRAS = {
     "models": ("torch", "zuko"),
     "physics": ("pythia8mc", "fastjet", "awkward", "vector", "h5py"),
     "rubric": ("torch", "transformers", "trl", "tokenizers", "accelerate", "datasets"),
+    "book": ("jupytext", "papermill", "nbclient", "nbconvert", "ipykernel"),
 }
 
 

@@ -55,6 +55,7 @@ from pathlib import Path
 import yaml
 
 from . import numformat, pages
+from ._extras import require
 from .parameters import PROFILES, parameter_problem
 from .paths import CHAPTERS, ROOT, chapter_sources, resolve_chapter
 from .progress import tqdm
@@ -640,6 +641,11 @@ def main(argv: list[str] | None = None) -> int:
     p_ref = sub.add_parser("reference", help="re-execute chapters into their paired chapters/*.ipynb")
     p_ref.add_argument("chapters", nargs="*", help="stems or numbers; none means all")
     args = parser.parse_args(argv)
+    try:  # the runner's own third-party modules: a one-line error naming the extra, not a traceback
+        require("python -m posteval.book", "jupytext", "papermill", "nbclient", "nbconvert", "ipykernel", extra="book")
+    except ModuleNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
     try:
         sources = [resolve_chapter(c) for c in args.chapters] if args.chapters else chapter_sources()

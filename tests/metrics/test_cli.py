@@ -14,7 +14,7 @@ import pytest
 
 import posteval
 from posteval import book, metrics
-from posteval.metrics import cli
+from posteval.metrics import cli, protocol
 
 N, M, N_CAL = 400, 32, 300
 
@@ -60,7 +60,7 @@ TOY_ARGS = ["--samples", "sampler=sampler.npz:samples", "--samples", "regressor=
 def test_report_numbers_equal_protocol_report_chunk_by_chunk(toy, monkeypatch, capsys):
     """Scored in chunks of 7 events, the table equals protocol_report's on the whole arrays."""
     d, expected = toy
-    monkeypatch.setattr(cli, "CHUNK_BYTES", 7 * 8 * M * 2)
+    monkeypatch.setattr(protocol, "CHUNK_BYTES", 7 * 8 * M * 2)
     assert _run(monkeypatch, d, *TOY_ARGS, "--out", "report") == 0
     out = d / "report"
     csv = pd.read_csv(out / "protocol.csv")
@@ -72,7 +72,10 @@ def test_report_numbers_equal_protocol_report_chunk_by_chunk(toy, monkeypatch, c
     assert "energy_score_lo" in csv and np.all(csv["energy_score_lo"] <= csv["energy_score"])
     assert any("--spectrum-resamples" in note for note in payload["notes"])  # the exchange p-value says why it is absent
     stdout = capsys.readouterr().out
-    assert stdout.startswith(payload["summary"][0])
+    # the bottom line first: the regressor wins RMSE and MAE with a collapsed spectrum, then the trusted model
+    assert stdout.startswith("WARNING: regressor has the lowest RMSE and MAE, but its spectrum fails")
+    assert stdout.splitlines()[1] == payload["bottom_line"] and payload["bottom_line"].startswith("Trust sampler")
+    assert payload["summary"][0] in stdout
     for j, dim in enumerate(("px", "py")):
         assert (out / f"protocol_{j}_{dim}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "report.html").read_text()
@@ -92,7 +95,7 @@ def test_provenance_names_version_command_date_and_each_input_with_its_sha256(to
     assert prov["inputs"]["sampler"]["sha256"] == digest and prov["inputs"]["sampler"]["kind"] == "samples"
     assert prov["inputs"]["regressor"]["calibration"]["truth_sha256"] == hashlib.sha256(
         (d / "cal_truth.parquet").read_bytes()).hexdigest()
-    assert "first sample" in prov["point_value_rule"] and "fair" in prov["energy_score"]
+    assert "chosen at random" in prov["point_value_rule"] and "fair" in prov["energy_score"]
     assert digest in (d / "prov" / "protocol.md").read_text()
     from PIL import Image
 
@@ -254,3 +257,94 @@ def test_version_and_help_state_the_shape_rules(capsys):
         cli.main(["report", "--help"])
     text = capsys.readouterr().out
     assert "events always on the first axis" in text and "--level" in text and "--kind" in text
+
+
+def test_sorted_reversed_and_shuffled_draws_give_byte_identical_reports(tmp_path, monkeypatch, capsys):
+    """Issue 44: the draws of every sampler, sorted within each event, reversed or shuffled, give the same
+    protocol.csv byte for byte, the same protocol.json but for the provenance's date and digests, and the same
+    printed report (energy score from random pairs, one random draw per event for RMSE / MAE / spectrum)."""
+    rng = np.random.default_rng(44)
+    n, m = 300, 24
+    x = rng.normal(size=(n, 2))
+    truth = x + rng.normal(size=(n, 2))
+    samplers = {"exact": x[:, None, :] + rng.normal(size=(n, m, 2)),
+                "narrow": x[:, None, :] + 0.5 * rng.normal(size=(n, m, 2))}
+    order = {"given": lambda s: s, "reversed": lambda s: s[:, ::-1],
+             "sorted": lambda s: np.take_along_axis(s, s[:, :, :1].argsort(1), 1),
+             "shuffled": lambda s: np.take_along_axis(s, np.argsort(rng.random(s.shape[:2]), 1)[:, :, None], 1)}
+    outputs = {}
+    for name, f in order.items():
+        d = tmp_path / name
+        d.mkdir()
+        np.save(d / "truth.npy", truth)
+        np.save(d / "reg.npy", x)
+        for model, s in samplers.items():
+            np.save(d / f"{model}.npy", f(s))
+        assert _run(monkeypatch, d, "--samples", "exact=exact.npy", "--samples", "narrow=narrow.npy",
+                    "--samples", "reg=reg.npy", "--truth", "truth.npy", "--n-resamples", "200", "--out", "rep") == 0
+        payload = json.loads((d / "rep" / "protocol.json").read_text())
+        payload["provenance"].pop("date")
+        for info in payload["provenance"]["inputs"].values():
+            info.pop("sha256")
+        outputs[name] = ((d / "rep" / "protocol.csv").read_bytes(), payload, capsys.readouterr().out)
+    assert not np.array_equal(order["sorted"](samplers["exact"]), samplers["exact"])  # the orders do differ
+    for name in order:
+        assert outputs[name] == outputs["given"], f"{name} draws change the report"
+    assert "WARNING: reg has the lowest RMSE and MAE" in outputs["given"][2]
+
+
+def test_output_folder_is_checked_before_scoring_and_stale_files_are_removed(tmp_path, monkeypatch, capsys):
+    rng = np.random.default_rng(5)
+    np.save(tmp_path / "t2.npy", rng.normal(size=(120, 2)))
+    np.save(tmp_path / "s2.npy", rng.normal(size=(120, 8, 2)))
+    np.save(tmp_path / "t1.npy", rng.normal(size=120))
+    np.save(tmp_path / "s1.npy", rng.normal(size=(120, 8)))
+    common = ["--n-resamples", "100", "--out", "rep"]
+    assert _run(monkeypatch, tmp_path, "--samples", "a=s2.npy", "--truth", "t2.npy", *common) == 0
+    assert (tmp_path / "rep" / "protocol_1_dim1.png").exists()
+    (tmp_path / "rep" / "mine.txt").write_text("kept")
+    assert _run(monkeypatch, tmp_path, "--samples", "a=s1.npy", "--truth", "t1.npy", *common) == 0
+    left = sorted(p.name for p in (tmp_path / "rep").iterdir())
+    assert left == ["mine.txt", "protocol.csv", "protocol.json", "protocol.md", "protocol_0_dim0.png", "report.html"]
+    capsys.readouterr()
+    (tmp_path / "afile").write_text("")
+    assert _run(monkeypatch, tmp_path, "--samples", "a=s1.npy", "--truth", "t1.npy", "--out", "afile") == 2
+    assert "--out afile: exists and is not a folder" in capsys.readouterr().err
+    assert _run(monkeypatch, tmp_path, "--samples", "a=s1.npy", "--truth", "t1.npy", "--out", "/proc/x/rep") == 2
+    err = capsys.readouterr().err
+    assert "--out /proc/x/rep: cannot write the report there" in err and ".rep." not in err
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda d: (d / "x.npy").mkdir(), "x.npy: is a folder, not a file"),
+    (lambda d: __import__("os").mkfifo(d / "x.npy"), "x.npy: is a named pipe (FIFO)"),
+    (lambda d: (d / "x.npy").symlink_to("/dev/zero"), "x.npy: is a device"),
+])
+def test_a_folder_fifo_or_device_named_npy_is_named_as_such(tmp_path, monkeypatch, capsys, make, said):
+    np.save(tmp_path / "t1.npy", np.arange(10.0))
+    make(tmp_path)
+    assert _run(monkeypatch, tmp_path, "--samples", "a=x.npy", "--truth", "t1.npy", "--out", "rep") == 2
+    assert said in capsys.readouterr().err
+
+
+def test_one_event_a_constant_truth_a_huge_input_and_a_non_utf8_name_fail_before_scoring(tmp_path, monkeypatch, capsys):
+    np.save(tmp_path / "one.npy", np.zeros(1))
+    np.save(tmp_path / "s_one.npy", np.zeros((1, 4)))
+    np.save(tmp_path / "const.npy", np.ones(50))
+    np.save(tmp_path / "s.npy", np.zeros((50, 4)))
+    cases = [(["a=s_one.npy", "one.npy"], "one.npy: 1 event; the protocol needs at least 2 test events"),
+             (["a=s.npy", "const.npy"], "const.npy: the truth is constant (1.0) on dim0"),
+             (["a\udcff=s.npy", "const.npy"], "not valid UTF-8")]
+    for (spec, truth), said in cases:
+        assert _run(monkeypatch, tmp_path, "--samples", spec, "--truth", truth, "--out", "rep") == 2
+        assert said in capsys.readouterr().err
+    np.save(tmp_path / "t.npy", np.arange(50.0))
+    assert _run(monkeypatch, tmp_path, "--samples", "a=s.npy", "--truth", "t.npy", "--max-gb", "1e-9", "--out", "rep") == 2
+    assert "more than the limit of 1e-09 GiB; give a higher limit (--max-gb" in capsys.readouterr().err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_usage_names_the_program_it_was_run_as(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--bogus"], prog="protocol-report")
+    assert capsys.readouterr().err.startswith("usage: protocol-report ")

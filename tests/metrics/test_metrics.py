@@ -46,3 +46,85 @@ from posteval import metrics
 def test_bad_input_names_the_argument(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+# --- issue 44: no statistic depends on the order of the draws within an event ---------------------------------
+_T2 = np.random.default_rng(44).normal(size=(120, 2))  # 120 events, 24 draws each, 1-D and 2-D
+_S2 = _T2[:, None, :] + np.random.default_rng(45).normal(size=(120, 24, 2))
+_T1, _S1 = _T2[:, 0], _S2[:, :, 0]
+
+
+def _orders(s):
+    """The draws sorted within each event (by the first coordinate), reversed, and shuffled per event."""
+    key = s if s.ndim == 2 else s[:, :, 0]
+    idx = np.argsort(key, axis=1)
+    sorted_ = np.take_along_axis(s, idx if s.ndim == 2 else idx[:, :, None], axis=1)
+    perm = np.argsort(np.random.default_rng(1).random(key.shape), axis=1)
+    shuffled = np.take_along_axis(s, perm if s.ndim == 2 else perm[:, :, None], axis=1)
+    return {"sorted": sorted_, "reversed": s[:, ::-1], "shuffled": shuffled}
+
+
+def _plain(result):
+    """A result as comparable Python data (arrays, frames and dataclasses unpacked)."""
+    import dataclasses
+
+    import pandas as pd
+    if isinstance(result, pd.DataFrame):
+        return repr(result.to_dict("list"))  # floats exactly (shortest round trip), NaN comparable
+    if dataclasses.is_dataclass(result):
+        return {f.name: _plain(getattr(result, f.name)) for f in dataclasses.fields(result)}
+    if isinstance(result, (tuple, list)):
+        return [_plain(r) for r in result]
+    if isinstance(result, dict):
+        return {k: _plain(v) for k, v in result.items()}
+    if callable(result):
+        return None
+    return np.asarray(result).tobytes() if isinstance(result, (np.ndarray, np.generic, float)) else result
+
+
+ORDER_FREE = {
+    "crps_ensemble nrg": lambda s1, s2: metrics.crps_ensemble(s1, _T1),
+    "crps_ensemble fair": lambda s1, s2: metrics.crps_ensemble(s2, _T2, estimator="fair"),
+    "crps_ensemble pwm": lambda s1, s2: metrics.crps_ensemble(s1, _T1, estimator="pwm"),
+    "energy_score_ensemble": lambda s1, s2: metrics.energy_score_ensemble(s2, _T2),
+    "energy_score_ensemble shifts": lambda s1, s2: metrics.energy_score_ensemble(s2, _T2, estimator="fair", n_shifts=8),
+    "energy_score_reconstruction": lambda s1, s2: metrics.energy_score_reconstruction(s2, _T2),
+    "mean_abs_difference": lambda s1, s2: metrics.mean_abs_difference(s2),
+    "pit": lambda s1, s2: metrics.pit(s2, _T2),
+    "coverage_curve": lambda s1, s2: metrics.coverage_curve(s1, _T1),
+    "central_interval_hits": lambda s1, s2: metrics.central_interval_hits(s2, _T2, 0.8),
+    "event_scores crps": lambda s1, s2: metrics.event_scores(s2, _T2)[0],
+    "event_scores energy": lambda s1, s2: metrics.event_scores(s2, _T2, metric="energy_score")[0],
+    "compare": lambda s1, s2: metrics.compare(s1, _T1 + 0.1, _T1, n_resamples=100),
+    "signed_coverage": lambda s1, s2: metrics.signed_coverage([s2], _T2),
+    "tarp_coverage": lambda s1, s2: metrics.tarp_coverage(s2, _T2, n_resamples=100),
+    "rank_histogram": lambda s1, s2: metrics.rank_histogram(s2, _T2, n_resamples=100),
+    "spread_skill": lambda s1, s2: metrics.spread_skill(s2, _T2, n_resamples=100),
+    "event_values": lambda s1, s2: metrics.event_values(s2, _T2, energy=True, energy_shifts=8, spread=True),
+    "protocol_report sample": lambda s1, s2: metrics.protocol_report({"a": s2, "b": _T2 + 0.1}, _T2, level=0.9,
+                                                                     n_resamples=100, energy=True, energy_shifts=8),
+    "protocol_report mean": lambda s1, s2: metrics.protocol_report({"a": s1}, _T1, point_from="mean", level=0.9,
+                                                                   n_resamples=100),
+    "evaluate_models": lambda s1, s2: metrics.evaluate_models({"a": s2, "b": _T2 + 0.1}, _T2, n_resamples=100),
+}
+
+
+@pytest.mark.parametrize("name", list(ORDER_FREE))
+def test_no_statistic_depends_on_the_order_of_the_draws(name):
+    """Sorted, reversed and shuffled draws give results identical to the last bit (issue 44)."""
+    f = ORDER_FREE[name]
+    reference = _plain(f(_S1, _S2))
+    for order, (s1, s2) in zip(_orders(_S1), zip(_orders(_S1).values(), _orders(_S2).values())):
+        got = _plain(f(s1, s2))
+        if name == "evaluate_models":  # the date of the provenance aside
+            got["provenance"].pop("date"), reference["provenance"].pop("date", None)
+        assert got == reference, f"{name}: {order} draws change the result"
+
+
+def test_help_of_the_package_does_not_end_in_numpys_ndarray_help():
+    import pydoc
+
+    text = pydoc.render_doc(metrics, renderer=pydoc.plaintext)
+    assert "DEFAULT_LEVELS = array([0.05" in text and "ndarray(shape, dtype=None" not in text
+    levels = metrics.DEFAULT_LEVELS
+    assert type(levels * 2) is np.ndarray and not levels.flags.writeable and levels[0] == 0.05

@@ -24,7 +24,9 @@ noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :
 (protocol_report; event_values and protocol_table for chunked scoring), :mod:`.calibration` (signed coverage with
 verdicts, TARP, rank histograms, spread-skill), :mod:`.ranking` (the
 report's leads with Holm-adjusted verdicts, ``calibration_verdicts`` against the noise floor),
-:mod:`.array_files` and :mod:`.report_page` (the report CLI's inputs and HTML page).
+:mod:`.protocol` (:func:`evaluate_models`: the whole report of ``protocol-report`` from arrays, its
+bottom line, verdicts, sentences and provenance, as a :class:`ProtocolResult`), :mod:`.array_files`
+and :mod:`.report_page` (the report CLI's inputs and HTML page).
 
 The inference layer, one home per concept: :mod:`.intervals` (the one interval type
 :class:`~.intervals.Interval`, the layout, sign and level conventions, the seed-and-event rule and
@@ -80,6 +82,7 @@ from .claims import Claim, evaluate_claims
 from .intervals import (Interval, Measurements, binomial_tail_pvalue, bootstrap_pvalue, chi2_pvalue, event_interval,
                         monte_carlo_pvalue, paired_event_interval, percentile_interval, replicate_interval,
                         seed_interval)
+from .protocol import ProtocolResult, evaluate_models
 from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps_ensemble, crps_normal, energy_score_ensemble, energy_score_reconstruction, mae,
                      mean_abs_difference, one_per_event, rmse, scores_reconstruction)
@@ -137,6 +140,8 @@ __all__ = [
     "compare",
     "Comparison",
     "protocol_report",
+    "evaluate_models",
+    "ProtocolResult",
     "protocol_table",
     "event_values",
     "concat_event_values",

@@ -20,7 +20,20 @@ import numbers
 
 import numpy as np
 
-DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2)
+class _Levels(np.ndarray):
+    """DEFAULT_LEVELS: the nominal coverages 0.05, 0.10, ..., 0.95 (19 levels, read-only) of every coverage
+    function. A numpy array; arithmetic on it gives plain arrays."""
+
+    def __array_wrap__(self, out, context=None, return_scalar=False):  # ufunc results: plain arrays
+        out = np.asarray(out).view(np.ndarray)
+        return out[()] if return_scalar else out
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+
+# its own class gives it its own docstring: help(posteval.metrics) shows that, not numpy's ndarray help
+DEFAULT_LEVELS = np.round(np.arange(0.05, 1.0, 0.05), 2).view(_Levels)
 DEFAULT_LEVELS.setflags(write=False)  # shared by every call: read-only
 
 _REFUSED_KINDS = {"c": "complex", "M": "datetime", "m": "timedelta", "O": "object", "U": "string", "S": "bytes",
@@ -92,15 +105,21 @@ def levels_array(levels) -> np.ndarray:
     return lv
 
 
-def positive_int(value, name: str, minimum: int = 1) -> int:
-    """`value` as an int >= minimum."""
+#: the largest count or seed accepted (a larger one is a typo, and would overflow numpy's 64-bit integers)
+MAX_INT = 2**62
+
+
+def positive_int(value, name: str, minimum: int = 1, maximum: int = MAX_INT) -> int:
+    """`value` as an int, minimum <= value <= maximum."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{name}: expected an integer <= {maximum}, got {value!r}")
     return int(value)
 
 
 def seed_value(seed, name: str = "seed") -> int:
-    """A seed: an integer >= 0 (Python or numpy)."""
+    """A seed: an integer 0 <= seed <= 2**62 (Python or numpy)."""
     return positive_int(seed, name, minimum=0)
 
 
@@ -144,3 +163,61 @@ def check_finite_result(out: np.ndarray, name: str) -> np.ndarray:
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{name}: the result overflows the float64 range for these inputs")
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the order-free rule: draw order carries no information (issue 44)
+# ---------------------------------------------------------------------------------------------
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The SplitMix64 finaliser (Steele, Lea and Flood (2014), OOPSLA), elementwise on uint64."""
+    with np.errstate(over="ignore"):
+        x = (x + _GOLDEN).astype(np.uint64)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def event_draw_keys(seed: int, first_event: int, n: int, m: int) -> np.ndarray:
+    """Pseudo-random uint64 keys (n, m): key[i, j] = SplitMix64(SplitMix64(SplitMix64(seed) + e) + j)
+    for the global event index e = first_event + i.
+
+    A counter-based stream (Salmon et al. (2011), SC'11): the key of an event depends on the seed
+    and the event's index only, so the events of one array and those of its consecutive chunks
+    (``first_event`` = the chunk's start) get the same keys.
+
+    >>> k = event_draw_keys(0, 0, 4, 3)
+    >>> k.shape, bool(np.array_equal(k[2:], event_draw_keys(0, 2, 2, 3)))
+    ((4, 3), True)
+    """
+    base = _splitmix64(np.array([seed], dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        ev = _splitmix64(base + np.arange(first_event, first_event + n, dtype=np.uint64))
+        return _splitmix64(ev[:, None] + np.arange(m, dtype=np.uint64)[None, :])
+
+
+def order_free_draws(samples: np.ndarray, seed: int = 0, first_event: int = 0) -> np.ndarray:
+    """The draws (n, m, d) of each event in an order that does not depend on the order given:
+    sorted lexicographically (by the first coordinate, ties by the next, ...), then permuted by a
+    seeded random permutation per event (the argsort of :func:`event_draw_keys`).
+
+    Every statistic computed from the result is a function of the *set* of draws of each event
+    (and of the seed), whatever the input order; the draw in position 0 is a uniformly random one
+    of the event's draws, and the pairs (j, j + k mod m) are random pairs of distinct draws.
+    References: Knuth, *TAOCP* vol. 3, sec. 5.1 (lexicographic order); Durstenfeld (1964), CACM 7
+    (a random permutation as the sort of random keys).
+
+    >>> a = np.array([[[3.0], [1.0], [2.0]]])
+    >>> b = a[:, ::-1]                     # the same draws, reversed
+    >>> bool(np.array_equal(order_free_draws(a), order_free_draws(b)))
+    True
+    """
+    n, m, d = samples.shape
+    if m == 1:
+        return samples
+    keys = [samples[:, :, j] for j in range(d - 1, -1, -1)]  # lexsort: the last key is the primary one
+    canon = np.take_along_axis(samples, np.lexsort(keys, axis=-1)[:, :, None], axis=1)
+    perm = np.argsort(event_draw_keys(seed, first_event, n, m), axis=1, kind="stable")
+    return np.take_along_axis(canon, perm[:, :, None], axis=1)

@@ -14,6 +14,7 @@ Every problem raises :class:`InputFileError`, a ``ValueError`` whose message nam
 from __future__ import annotations
 
 import hashlib
+import os
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -43,7 +44,8 @@ def split_spec(spec: str) -> tuple[Path, str | None]:
 
     The key names a member of a ``.npz`` archive (a ZIP file of ``.npy`` arrays, NEP 1, 2007), a
     dataset path of an HDF5 file (The HDF Group, HDF5, 1998) or a column of a Parquet file (Apache
-    Parquet, 2013). Raises :class:`InputFileError` when no such file exists.
+    Parquet, 2013). Raises :class:`InputFileError` when no such file exists, or when the path is a
+    folder, a named pipe, a device or another thing that is not a regular file.
 
     >>> import numpy as np
     >>> np.savez("run.npz", samples=np.zeros((4, 2)))
@@ -56,6 +58,15 @@ def split_spec(spec: str) -> tuple[Path, str | None]:
     head, sep, key = spec.rpartition(":")
     if sep and head and Path(head).is_file():
         return Path(head), key or None
+    for candidate in (spec, head if sep and head else None):
+        if candidate is None or not os.path.lexists(candidate):
+            continue
+        what = Path(candidate)
+        if what.is_dir():
+            raise InputFileError(f"{candidate}: is a folder, not a file")
+        kind = ("a named pipe (FIFO)" if what.is_fifo() else "a device" if what.is_char_device() or what.is_block_device()
+                else "a socket" if what.is_socket() else "a broken link" if what.is_symlink() else "not a regular file")
+        raise InputFileError(f"{candidate}: is {kind}, not a regular file; give the path of an array file")
     raise InputFileError(f"{spec}: no such file")
 
 

@@ -73,7 +73,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._deprecation import renamed_keywords
-from ._validation import DEFAULT_LEVELS, finite_array, level_value, levels_array, positive_int, samples_truth, seed_value
+from ._validation import (DEFAULT_LEVELS, finite_array, level_value, levels_array, order_free_draws, positive_int,
+                          power_of_two_scale, samples_truth, seed_value)
 from .claims import CALIBRATION_WORDS
 from .coverage import pit
 from .intervals import (binomial_band, binomial_tail_pvalue, event_interval, monte_carlo_pvalue, normal_half_width,
@@ -562,7 +563,12 @@ def tarp_coverage(samples: ArrayLike, truth: ArrayLike, *, references: ArrayLike
     standard deviation after subtracting their mean (so that no dimension dominates the
     distance). The band and the error's interval come from ``n_resamples`` bootstrap resamples of the
     events. Given the same (standardised) reference points and the tarp package's alpha grid,
-    ECP equals ``tarp.get_tarp_coverage(..., references=refs)``'s ecp.
+    ECP equals ``tarp.get_tarp_coverage(..., references=refs)``'s ecp at every alpha < 1. At
+    alpha = 1 they differ: ECP(1) here is mean_i 1[f_i < 1] (strict, as at every alpha; an event
+    whose draws all lie closer to its reference than the truth has f_i = 1 and is not counted, so an
+    exact sampler's ECP(1) is about m / (m + 1)), while the tarp package's histogram closes its last
+    bin and gives ECP(1) = 1 always. The noise floor is simulated with the same strict rule
+    (:func:`tarp_indicators`).
 
     Reference: Lemos, Coogan, Hezaveh and Perreault-Levasseur (2023), ICML (PMLR 202), the TARP expected
     coverage probability; the bootstrap band, Efron and Tibshirani (1993), *An Introduction to the
@@ -605,8 +611,9 @@ def tarp_frame(truth: ArrayLike, *, standardise: bool = True) -> tuple[np.ndarra
     t = np.asarray(truth, dtype=float)
     if not standardise:
         return np.zeros(t.shape[1]), np.ones(t.shape[1])
-    sd = t.std(axis=0)
-    return t.mean(axis=0), np.where(sd > 0, sd, 1.0)
+    k = power_of_two_scale(t)  # exact: keeps the squares of values near 1e200 (or 1e-300) in range
+    sd = k * (t / k).std(axis=0)
+    return k * (t / k).mean(axis=0), np.where(sd > 0, sd, 1.0)
 
 
 def tarp_references(truth: ArrayLike, centre: ArrayLike, scale: ArrayLike, *, seed: int = 0) -> np.ndarray:
@@ -662,6 +669,8 @@ def tarp_indicators(credibility: ArrayLike, alpha: ArrayLike | None = None) -> n
     [[1.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
     >>> ind.mean(axis=0).round(3).tolist()
     [0.333, 0.333, 0.667]
+    >>> tarp_indicators([0.5, 1.0], [1.0]).tolist()  # strict at alpha = 1 too (the tarp package counts f = 1 there)
+    [[1.0], [0.0]]
     """
     grid = TARP_ALPHA if alpha is None else np.asarray(alpha, dtype=float)
     return (np.asarray(credibility, dtype=float)[:, None] < grid[None, :]).astype(float)
@@ -861,7 +870,7 @@ def spread_skill(samples: ArrayLike, truth: ArrayLike, *, bins: int = 10, n_resa
     0.49
     """
     s, t, _ = samples_truth(samples, truth)
-    var, err2 = spread_terms(s, t)
+    var, err2 = spread_terms(order_free_draws(s), t)  # sums in an order that is not the input's
     return spread_summary(var, err2, bins=bins, n_resamples=n_resamples, level=level, seed=seed)
 
 
@@ -950,5 +959,5 @@ def spread_skill_replicates(samples: ArrayLike, truth: ArrayLike, *, n_resamples
     """
     s, t, _ = samples_truth(samples, truth)
     n_resamples, seed = positive_int(n_resamples, "n_resamples"), seed_value(seed)
-    var, err2 = spread_terms(s, t)
+    var, err2 = spread_terms(order_free_draws(s), t)  # sums in an order that is not the input's
     return _spread_ratio(var, err2, n_resamples, seed)

@@ -27,18 +27,13 @@ gives a one-line error naming the file and key, exit code 2.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import math
 import os
-import platform
 import shlex
 import shutil
 import sys
 import tempfile
-from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -46,44 +41,24 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import __version__, plotting
+from .. import plotting
 from ..plotting.palette import user_colours
-from ..progress import tqdm
-from . import ranking, report_page
+from . import report_page
 from ._validation import DEFAULT_LEVELS
-from .array_files import ArraySource, InputFileError, open_array, sha256_of, split_spec
-from .calibration import tarp_frame, tarp_references
-from .report import EventValues, concat_event_values, event_values, protocol_table
-from .report_page import format_interval, format_number
+from .array_files import InputFileError, open_array, sha256_of, split_spec
+from .protocol import (CHUNK_BYTES, ENERGY_SHIFTS, GLOSSARY, MAX_GB, METRIC_WORDS, POINT_RULE,  # noqa: F401  (the CLI's names)
+                       Inputs, ProtocolResult, Settings, _version, evaluate_inputs, model_kind, score_models, sentences)
+from .protocol import provenance as _provenance
+from .report_page import format_number
 
 PROG = "python -m posteval.metrics"
-CHUNK_BYTES = 64 * 2**20  # float64 bytes of one chunk of a sampler's events
-ENERGY_SHIFTS = 8
-POINT_RULE = ("a sampler's RMSE, MAE and spectrum use its first sample of each event (one reconstruction, which "
-              "has the sampler's spectrum); a point prediction is a point mass: its CRPS is its absolute error and "
-              "its energy score its Euclidean error")
-METRIC_WORDS = {"crps": "CRPS", "energy_score": "energy score", "rmse": "RMSE", "mae": "MAE"}
-
-
-def _version() -> str:
-    return __version__
+#: the files a report writes, besides one protocol_<j>_<dimension>.png per dimension
+REPORT_FILES = ("protocol.csv", "protocol.json", "protocol.md", "report.html")
 
 
 # ---------------------------------------------------------------------------------------------
 # inputs
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class Inputs:
-    """Everything the report reads, checked: truth in memory, the models as chunked sources."""
-
-    truth: np.ndarray
-    truth_where: str
-    models: dict[str, tuple[ArraySource, str]]  # name -> (source, "samples" | "points")
-    calibration: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    dim_names: list[str] = field(default_factory=list)
-    sources: dict[str, dict] = field(default_factory=dict)
-
-
 def _named(spec: str, option: str) -> tuple[str, str]:
     name, sep, rest = spec.partition("=")
     if not sep or not name.strip() or not rest:
@@ -101,49 +76,6 @@ def _kinds(specs: list[str] | None) -> dict[str, str]:
             raise InputFileError(f"--kind {spec}: expected NAME=points or NAME=samples")
         out[name] = kind
     return out
-
-
-def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...], truth_where: str,
-               declared: str | None, name: str) -> str:
-    """"samples" or "points" for an array of ``shape`` beside the truth, by the shape rules of the
-    module docstring; an array that fits neither, or fits both without ``declared``, is an error.
-
-    Samples (n, m[, d]) are an ensemble forecast scored by CRPS(F, y) = E|X - y| - 1/2 E|X - X'|;
-    points (n[, d]) a point mass, whose CRPS is |x - y| (Gneiting and Raftery (2007), *J. Amer.
-    Statist. Assoc.* 102, eq. 21). Raises :class:`InputFileError`.
-
-    >>> model_kind((40, 8), "flow.npy", (40,), "truth.npy", None, "flow")
-    'samples'
-    >>> model_kind((40, 1), "reg.npy", (40,), "truth.npy", "points", "reg")  # (n, 1) reads both ways
-    'points'
-    """
-    n = truth_shape[0]
-    if shape[0] != n:
-        swapped = [i for i, s in enumerate(shape) if s == n and i > 0]
-        hint = f"; axis {swapped[0]} has {n}: events must be the first axis (transposed?)" if swapped else ""
-        raise InputFileError(f"{where}: {shape[0]} events on the first axis, truth {truth_where} has {n}{hint}")
-    one_d = len(truth_shape) == 1
-    if one_d:
-        fits = {1: "points", 2: "samples"}
-    else:
-        fits = {2: "points", 3: "samples"}
-        if shape[-1] != truth_shape[1]:
-            raise InputFileError(f"{where}: {shape[-1]} dimensions on the last axis, truth {truth_where} has {truth_shape[1]}")
-    if len(shape) not in fits:
-        expected = "(n,) points or (n, m) samples" if one_d else "(n, d) points or (n, m, d) samples"
-        raise InputFileError(f"{where}: shape {shape} does not fit truth {truth_where} of shape {truth_shape}: "
-                             f"expected {expected}")
-    kind = fits[len(shape)]
-    if one_d and len(shape) == 2 and shape[1] == 1:
-        if declared is None:
-            raise InputFileError(f"{where}: shape {shape} beside the 1-D truth {truth_where} reads two ways: point "
-                                 f"predictions (n,) or a sampler with m = 1 sample per event; say which with "
-                                 f"--kind {name}=points or --kind {name}=samples")
-        return declared
-    if declared is not None and declared != kind:
-        raise InputFileError(f"{where}: --kind {name}={declared}, but shape {shape} beside truth {truth_where} of "
-                             f"shape {truth_shape} is {kind}")
-    return kind
 
 
 def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | None, dims: str | None,
@@ -210,136 +142,8 @@ def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | No
 
 
 # ---------------------------------------------------------------------------------------------
-# scoring, chunk by chunk
+# tables, files
 # ---------------------------------------------------------------------------------------------
-def _workers() -> int:
-    """Threads that score chunks side by side (numpy releases the GIL): the usable cores, at most 4."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores))
-
-
-def score_models(inputs: Inputs, *, crps_estimator: str, seed: int, energy: bool,
-                 progress: bool = True) -> dict[str, EventValues]:
-    """{model: EventValues}: samplers read and scored in chunks of about 64 MiB, a few chunks at a
-    time in threads (at most ``2 x workers`` chunks in memory), joined in order.
-
-    Per event (:func:`~posteval.metrics.report.event_values`): CRPS = E|X - y| - 1/2 E|X - X'|,
-    the coverage codes of |2 PIT - 1|, with ``energy`` the energy score E||X - y|| - 1/2 E||X - X'||
-    (all pairs, or :data:`ENERGY_SHIFTS` cyclic shifts when m > ENERGY_SHIFTS + 1), and for
-    samplers the TARP credibility and spread-skill terms. References: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eqs. 21-22;
-    Lemos et al. (2023), ICML (TARP); Fortin et al. (2014), *J. Hydrometeor.* 15 (spread-skill).
-
-    >>> np.save("truth.npy", np.array([0.0, 1.0])); np.save("flow.npy", np.array([[0.0, 2.0], [1.0, 1.0]]))
-    >>> values = score_models(load_inputs(["flow=flow.npy"], "truth.npy", None, None), crps_estimator="nrg",
-    ...                       seed=0, energy=False, progress=False)
-    >>> values["flow"].crps.tolist()  # 1 - 2 / 4 and 0
-    [[0.5], [0.0]]
-    """
-
-
-    t2 = inputs.truth[:, None] if inputs.truth.ndim == 1 else inputs.truth
-    centre, scale = tarp_frame(t2)
-    refs = tarp_references(t2, centre, scale, seed=seed)
-    values, workers = {}, _workers()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for name, (src, kind) in inputs.models.items():
-            if kind == "points":
-                pred = src.read().reshape(inputs.truth.shape)
-                values[name] = event_values(pred, inputs.truth, name=name, crps_estimator=crps_estimator, energy=energy,
-                                            calibration=inputs.calibration.get(name), seed=seed)
-                continue
-            rows = max(1, CHUNK_BYTES // (8 * math.prod(src.shape[1:])))
-            shifts = _shifts(src.shape[1]) if energy else None
-            parts, pending, start = [], deque(), 0
-            bar = tqdm(total=src.shape[0], desc=f"scoring {name}", unit="event", disable=not progress, leave=False)
-            for chunk in src.chunks(rows):
-                stop = start + len(chunk)
-                pending.append(pool.submit(event_values, chunk, inputs.truth[start:stop], name=name,
-                                           crps_estimator=crps_estimator, energy=energy, energy_shifts=shifts,
-                                           tarp=(centre, scale, refs[start:stop]), spread=True))
-                start = stop
-                while len(pending) >= 2 * workers:
-                    parts.append(pending.popleft().result())
-                    bar.update(parts[-1].n)
-            while pending:
-                parts.append(pending.popleft().result())
-                bar.update(parts[-1].n)
-            bar.close()
-            values[name] = concat_event_values(parts)
-    return values
-
-
-def _shifts(m: int) -> int | None:
-    """Cyclic pair shifts of the energy score's second term: all pairs when m is small."""
-    return None if m - 1 <= ENERGY_SHIFTS else ENERGY_SHIFTS
-
-
-# ---------------------------------------------------------------------------------------------
-# sentences, tables, files
-# ---------------------------------------------------------------------------------------------
-def sentences(leads: pd.DataFrame, calib: pd.DataFrame, joint: pd.DataFrame, dim_names: list[str]) -> list[str]:
-    """The report's answers, one sentence per metric and dimension, then one per sampler.
-
-    ``leads``, ``calib`` and ``joint`` are the tables of :func:`~posteval.metrics.ranking.leads`
-    and :func:`~posteval.metrics.ranking.calibration_verdicts`. A lead is the difference
-    D = metric(best) - metric(other) with its interval D -+ z sd(D*) from the paired bootstrap, "resolved"
-    when its word is "yes": the claims table's rule (:func:`~posteval.metrics.claims.evaluate_claims`,
-    every lead of the report one family, Holm-adjusted); a sampler's verdict compares
-    its coverage deviation with an exact sampler's margin. References: Holm (1979), *Scand. J.
-    Statist.* 6; Efron and Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13;
-    Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (calibration).
-
-    >>> leads = pd.DataFrame({"metric": ["crps"], "dimension": ["dim0"], "best": ["flow"], "other": ["reg"],
-    ...                       "difference": [-0.06], "difference_lo": [-0.1], "difference_hi": [-0.02],
-    ...                       "verdict": ["yes"]})
-    >>> no_sampler = pd.DataFrame(columns=["model", "verdict", "dimension"])
-    >>> sentences(leads, no_sampler, pd.DataFrame(), ["dim0"])
-    ['flow has the lowest CRPS; its lead is resolved over reg (difference −0.06000 [−0.1000, −0.02000]).']
-    """
-    out = []
-    for (metric, dim), group in leads.groupby(["metric", "dimension"], sort=False):
-        best = group["best"].iloc[0]
-        where = " over all dimensions" if dim == "all" else f" on {dim}" if len(dim_names) > 1 else ""
-        said = []
-        for word, rows in (("resolved", group[group["verdict"] == "yes"]), ("not resolved", group[group["verdict"] != "yes"])):
-            if len(rows):
-                said.append(f"{word} over " + ", ".join(
-                    f"{r.other} (difference {format_interval(r.difference, r.difference_lo, r.difference_hi)})" for r in rows.itertuples()))
-        out.append(f"{best} has the lowest {METRIC_WORDS[metric]}{where}; its lead is " + "; ".join(said) + ".")
-    words = {"calibrated": "is calibrated", "under-covers": "under-covers (its intervals are too narrow)",
-             "over-covers": "over-covers (its intervals are too wide)",
-             "not resolved": "is not resolved as calibrated or miscalibrated"}
-    for (model, word), rows in calib.groupby(["model", "verdict"], sort=False):
-        dims = list(rows["dimension"])
-        where = f" on {_and(dims)}" if len(dim_names) > 1 else ""
-        devs = ", ".join(format_interval(r.coverage_deviation, r.coverage_deviation_lo, r.coverage_deviation_hi)
-                         for r in rows.itertuples())
-        out.append(f"{model} {words[word]}{where}: coverage deviation{'s' if len(rows) > 1 else ''} {devs} "
-                   f"(coverage − that of an exact sampler with the same {rows['m'].iloc[0]} draws), margin "
-                   f"{format_number(rows['margin'].iloc[0])}.")
-    for r in joint.to_dict("records"):
-        parts = []
-        if "tarp_verdict" in r and len(dim_names) > 1:
-            tarp_word = {"not rejected": "not beyond", "miscalibrated": "beyond"}
-            parts.append(f"its TARP error {format_interval(r['tarp_error'], r['tarp_error_lo'], r['tarp_error_hi'])} "
-                         f"is {tarp_word[r['tarp_verdict']]} an exact sampler's noise floor "
-                         f"{format_number(r['tarp_noise_floor'])}")
-        if "spread_skill" in r and np.isfinite(r["spread_skill"]):
-            parts.append(f"its spread-skill ratio is "
-                         f"{format_interval(r['spread_skill'], r['spread_skill_lo'], r['spread_skill_hi'])} (1 when "
-                         f"the spread tracks the error)")
-        if parts:
-            out.append(f"Over all dimensions {r['model']}: " + "; ".join(parts) + ".")
-    return out
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def md_cell(v: object) -> str:
     """A Markdown table cell: numbers formatted, text with ``|`` escaped and no line breaks.
 
@@ -420,7 +224,8 @@ def input_digests(inputs: Inputs) -> Future[dict[str, str]]:
 
 
 def provenance(argv: list[str], inputs: Inputs, args: argparse.Namespace, digests: dict[str, str]) -> dict[str, object]:
-    """Version, command line, date, inputs (with sha256) and the estimators of one report.
+    """Version, command line, date, inputs (with sha256) and the estimators of one report: those of
+    :func:`~posteval.metrics.protocol.provenance` with the command line and each file's digest.
 
     The date is UTC in the RFC 3339 (2002) form of ISO 8601 (``2025-01-31T12:00:00+00:00``); the
     digests are SHA-256 (FIPS 180-4, 2015); the command line is quoted as a POSIX shell reads it.
@@ -441,34 +246,43 @@ def provenance(argv: list[str], inputs: Inputs, args: argparse.Namespace, digest
         if cal:
             files[name]["calibration"] = {**cal, **{f"{k}_sha256": digests[str(split_spec(cal[k])[0])]
                                                      for k in ("predictions", "truth")}}
-    return {
-        "posteval_version": _version(),
-        "command": shlex.join(argv),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "inputs": files,
-        "crps_estimator": args.crps_estimator,
-        "energy_score": (f"fair (unbiased) estimator; E||X - X'|| from the m x {ENERGY_SHIFTS} cyclic pairs "
-                         f"(x_i, x_(i+k)), k = 1..{ENERGY_SHIFTS}, for m > {ENERGY_SHIFTS + 1}, all pairs otherwise; "
-                         f"a point prediction's (and a single draw's) is its Euclidean error")
-        if inputs.truth.ndim == 2 else "not computed: one dimension (it equals the CRPS)",
-        "point_value_rule": POINT_RULE,
-        # the keys of 0.2.0 kept (readers of protocol.json); the options are --level, --n-resamples, --spectrum-resamples
-        "ci": args.level, "n_boot": args.n_resamples, "seed": args.seed, "bins": args.bins,
-        "n_perm": args.spectrum_resamples,
-        "multiplicity": "Holm over all leads of the report (one family of the claims table's rule)",
-    }
+    prov = _provenance(inputs, _settings(args))
+    return {"posteval_version": prov.pop("posteval_version"), "command": shlex.join(argv), **prov, "inputs": files}
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(args.level, args.n_resamples, args.seed, args.crps_estimator, args.spectrum_resamples, args.bins)
+
+
+def _staging(out: Path) -> Path:
+    """A fresh staging folder beside ``out`` (made now, before any scoring): a folder that cannot be
+    written, or an ``--out`` that is a file, is an error naming ``--out``."""
+    if out.exists() and not out.is_dir():
+        raise InputFileError(f"--out {out}: exists and is not a folder")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as exc:
+        raise InputFileError(f"--out {out}: cannot write the report there ({exc.strerror or exc})") from None
+
+
+def _stale(out: Path, written: set[str]) -> list[Path]:
+    """Files of an earlier report in ``out`` that this report did not write (e.g. the figure of a
+    dimension the new truth lacks): the fixed names and ``protocol_<j>_<dimension>.png``."""
+    if not out.is_dir():
+        return []
+    return [f for f in out.iterdir() if f.name not in written and f.is_file()
+            and (f.name in REPORT_FILES or (f.name.startswith("protocol_") and f.name.endswith(".png")))]
 
 
 def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list[str], *,
-                 progress: bool = True) -> tuple[dict[str, Path], list[str]]:
-    """Score, decide, draw and write every report file into ``out``; returns (files, summary).
+                 progress: bool = True) -> tuple[dict[str, Path], ProtocolResult]:
+    """Score, decide, draw and write every report file into ``out``; returns (files, result).
 
-    The numbers are those of :func:`~posteval.metrics.report.protocol_table` (CRPS, Gneiting and
-    Raftery (2007), eq. 21; coverage, Gneiting, Balabdaoui and Raftery (2007); paired bootstrap
-    percentile intervals, Efron and Tibshirani (1993), ch. 13) and the verdicts those of
-    :mod:`~posteval.metrics.ranking` (Holm (1979)). The files: ``protocol.csv`` (RFC 4180, 2005),
+    The result is :func:`~posteval.metrics.protocol.evaluate_inputs`' (what ``evaluate_models``
+    returns in Python: bottom line, warnings, tables, verdicts, sentences), with the CLI's
+    provenance. ``out`` is checked (a staging folder made beside it) before any scoring; files of
+    an earlier report in ``out`` that this one does not write are removed. The files: ``protocol.csv`` (RFC 4180, 2005),
     ``protocol.json`` (RFC 8259, 2017: NaN written as null), ``protocol.md`` (GitHub Flavored
     Markdown 0.29-gfm, 2019), one PNG per dimension (W3C PNG Specification, 2003) and
     ``report.html`` (:func:`~posteval.metrics.report_page.html_page`).
@@ -478,76 +292,68 @@ def write_report(inputs: Inputs, args: argparse.Namespace, out: Path, argv: list
     >>> np.save("truth.npy", x + rng.normal(size=40)); np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
     >>> argv = ["report", "--samples", "flow=flow.npy", "--truth", "truth.npy", "--n-resamples", "100", "--out", "rep"]
     >>> args = build_parser().parse_args(argv)
-    >>> files, summary = write_report(load_inputs(args.samples, args.truth, None, None), args, args.out,
-    ...                               [PROG, *argv], progress=False)
+    >>> files, result = write_report(load_inputs(args.samples, args.truth, None, None), args, args.out,
+    ...                              [PROG, *argv], progress=False)
     >>> sorted(files)
     ['protocol.csv', 'protocol.json', 'protocol.md', 'protocol_0_dim0.png', 'report.html']
-    >>> json.loads(files["protocol.json"].read_text())["protocol"][0]["model"]
-    'flow'
+    >>> json.loads(files["protocol.json"].read_text())["bottom_line"] == result.bottom_line
+    True
     """
     matplotlib.use("Agg")  # files only, never a window
-    energy = inputs.truth.ndim == 2
-    digests = input_digests(inputs)
-    values = score_models(inputs, crps_estimator=args.crps_estimator, seed=args.seed, energy=energy, progress=progress)
-    table, reps = protocol_table(values, inputs.truth, dim_names=inputs.dim_names, bins=args.bins,
-                                 spectrum_resamples=args.spectrum_resamples, level=args.level,
-                                 n_resamples=args.n_resamples, seed=args.seed, replicates=True)
-    levels = np.sort(DEFAULT_LEVELS)
-    notes = []
-    if args.spectrum_resamples == 0:
-        table = table.drop(columns=["chi2_pvalue_exchange"])
-        notes.append("chi2_pvalue_exchange is not computed (--spectrum-resamples 0): give --spectrum-resamples 1000 for the exchange "
-                     "p-value of the spectrum; chi2_pvalue is the asymptotic chi-square p-value.")
-    if not inputs.calibration:
-        table = table.drop(columns=[c for c in table.columns if c.startswith("coverage_error_conformal")])
-        notes.append("coverage_error_conformal is not computed: no --calibration data was given.")
-    if any(k == "points" for _, k in inputs.models.values()):
-        notes.append("A point predictor has no raw coverage error (–): it has no predictive distribution; give "
-                     "--calibration data for its split-conformal coverage.")
-    leads = ranking.leads(table, reps, level=args.level)
-    samplers = {n: v for n, v in values.items() if v.kind == "samples"}
-    calib, joint = ranking.calibration_verdicts(table, samplers, levels, level=args.level,
-                                                n_resamples=args.n_resamples, seed=args.seed)
-    if len(values) == 1:
-        notes.append("One model: there is no lead to resolve.")
-    if not samplers:
-        notes.append("No sampler: there is no raw coverage to judge.")
-    summary = sentences(leads, calib, joint, inputs.dim_names)
-    prov = provenance(argv, inputs, args, digests.result())
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists() and not out.is_dir():
-        raise InputFileError(f"--out {out}: exists and is not a folder")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp = _staging(out)
     try:
+        digests = input_digests(inputs)
+        result = evaluate_inputs(inputs, _settings(args), max_gb=args.max_gb, progress=progress)
+        result.provenance = prov = provenance(argv, inputs, args, digests.result())
+        table = result.table
         table.pipe(csv_safe).to_csv(tmp / "protocol.csv", index=False)
-        payload = {"summary": summary, "protocol": _records(table), "leads": _records(leads),
-                   "calibration": _records(calib), "joint_calibration": _records(joint), "notes": notes,
-                   "provenance": prov}
-        (tmp / "protocol.json").write_text(json.dumps(payload, indent=1, allow_nan=False) + "\n")
-        (tmp / "protocol.md").write_text(_markdown(summary, leads, calib, joint, table, notes, prov))
-        figures = _figures(inputs, values, levels, tmp, prov)
-        sections = _sections(args, leads, calib, joint, table)
-        page = report_page.html_page(title="Evaluation protocol report", summary=summary, sections=sections,
-                                     figures=[(cap, p.read_bytes()) for cap, p in figures], provenance=prov, notes=notes)
+        (tmp / "protocol.json").write_text(json.dumps(payload(result), indent=1, allow_nan=False) + "\n")
+        (tmp / "protocol.md").write_text(_markdown(result))
+        figures = _figures(inputs, result.values, np.sort(DEFAULT_LEVELS), tmp, prov)
+        sections = _sections(args, result.leads, result.calibration, result.joint_calibration, table)
+        page = report_page.html_page(title="Evaluation protocol report", summary=result.sentences, sections=sections,
+                                     figures=[(cap, p.read_bytes()) for cap, p in figures], provenance=prov,
+                                     notes=result.notes, bottom_line=result.opening, glossary=result.glossary)
         (tmp / "report.html").write_text(page)
         out.mkdir(exist_ok=True)
         files = {}
         for f in sorted(tmp.iterdir()):
             os.replace(f, out / f.name)
             files[f.name] = out / f.name
+        for f in _stale(out, set(files)):
+            f.unlink()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return files, summary
+    return files, result
 
 
-def _markdown(summary, leads, calib, joint, table, notes, prov) -> str:
-    """The text of ``protocol.md``."""
-    md = ["# Evaluation protocol report", "", *[f"- {md_cell(s)}" for s in summary], "",
-          "## Leads", "", markdown_table(leads), "## Calibration", "", markdown_table(calib),
+def payload(result: ProtocolResult) -> dict[str, object]:
+    """The content of ``protocol.json``: the bottom line and its warnings first, then the sentences,
+    the tables (records, NaN as null, RFC 8259), the checks, the notes, the glossary and the provenance.
+
+    >>> import pandas as pd
+    >>> empty = pd.DataFrame()
+    >>> r = ProtocolResult("Trust flow.", [], [], empty, empty, empty, empty, empty, [], {}, {}, {})
+    >>> list(payload(r))[:3]
+    ['bottom_line', 'warnings', 'summary']
+    """
+    return {"bottom_line": result.bottom_line, "warnings": result.warnings, "summary": result.sentences,
+            "protocol": _records(result.table), "leads": _records(result.leads),
+            "calibration": _records(result.calibration), "joint_calibration": _records(result.joint_calibration),
+            "checks": _records(result.checks), "notes": result.notes, "glossary": result.glossary,
+            "provenance": result.provenance}
+
+
+def _markdown(result: ProtocolResult) -> str:
+    """The text of ``protocol.md``: the bottom line first, the glossary before the provenance."""
+    joint = result.joint_calibration
+    md = ["# Evaluation protocol report", "", *[f"**{md_cell(w)}**\n" for w in result.warnings],
+          md_cell(result.bottom_line), "", *[f"- {md_cell(s)}" for s in result.sentences], "",
+          "## Leads", "", markdown_table(result.leads), "## Calibration", "", markdown_table(result.calibration),
           "## Joint calibration", "", markdown_table(joint) if len(joint) else "(no sampler)\n",
-          "## Protocol table", "", markdown_table(table), "## Notes", "", *[f"- {n}" for n in notes], "",
-          "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
+          "## Protocol table", "", markdown_table(result.table), "## Notes", "", *[f"- {n}" for n in result.notes], "",
+          "## Glossary", "", *[f"- **{k}**: {v}" for k, v in result.glossary.items()], "",
+          "## Provenance", "", "```json", json.dumps(result.provenance, indent=1), "```", ""]
     return "\n".join(md)
 
 
@@ -635,6 +441,16 @@ def _count(minimum: int):
     return parse
 
 
+def _gib(text: str) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of GiB >= 0 (0: no limit), got {text!r}")
+    return v or None
+
+
 class _DeprecatedOption(argparse.Action):
     """An option renamed in 0.3.0: stores its value under the new option's name and warns on stderr."""
 
@@ -648,7 +464,7 @@ class _DeprecatedOption(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(report_prog: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``python -m posteval.metrics report`` (its options and defaults).
 
     Options follow the utility conventions of POSIX.1-2017 (IEEE Std 1003.1-2017, ch. 12) with
@@ -660,12 +476,14 @@ def build_parser() -> argparse.ArgumentParser:
     (['flow=flow.npy'], 0.95, 1000, 'nrg', 20, 0)
 
     The options of 0.2.0 ``--ci``, ``--n-boot`` and ``--n-perm`` still work, hidden from ``--help``, and
-    print a deprecation warning (removed in 0.4.0).
+    print a deprecation warning (removed in 0.4.0). ``report_prog`` names the report command in its
+    usage and errors (``protocol-report`` for the console script; default ``python -m posteval.metrics report``).
     """
     parser = argparse.ArgumentParser(prog=PROG, description="The evaluation protocol of the book on your own model's samples.")
     parser.add_argument("--version", action="version", version=f"posteval {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="protocol table, verdicts, figures and HTML report from sample files",
+                         **({"prog": report_prog} if report_prog else {}),
                          description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n")[3],
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("--version", action="version", version=f"posteval {_version()}")
@@ -693,17 +511,22 @@ def build_parser() -> argparse.ArgumentParser:
                          help=argparse.SUPPRESS)
     rep.add_argument("--bins", type=_count(2), default=20, help="spectrum bins (20)")
     rep.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the report files")
+    rep.add_argument("--max-gb", type=_gib, default=MAX_GB, metavar="GIB",
+                     help=f"the most GiB of values (float64) to score, estimated from the shapes before any reading; "
+                          f"a larger input is refused (default {MAX_GB:g}; 0 for no limit)")
     rep.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     """Entry point of ``python -m posteval.metrics``; returns the exit code.
 
-    Reads the inputs, writes the report (:func:`write_report`: CRPS of Gneiting and Raftery
-    (2007), calibration after Gneiting, Balabdaoui and Raftery (2007), leads with Holm (1979)),
-    prints the summary sentences and the files written, and returns 0; an unusable input
-    prints a one-line error to stderr and returns 2.
+    Checks every argument and input, and the output folder, before any scoring; writes the report
+    (:func:`write_report`: CRPS of Gneiting and Raftery (2007), calibration after Gneiting,
+    Balabdaoui and Raftery (2007), leads with Holm (1979)); prints the bottom line (with its
+    warnings), the summary sentences and the files written, and returns 0; an unusable input
+    prints a one-line error to stderr and returns 2. ``prog`` names the report command in
+    messages (``protocol-report`` for the console script).
 
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=40)
@@ -711,32 +534,42 @@ def main(argv: list[str] | None = None) -> int:
     >>> np.save("flow.npy", x[:, None] + rng.normal(size=(40, 8)))
     >>> main(["report", "--quiet", "--samples", "flow=flow.npy", "--samples", "reg=reg.npy",
     ...       "--truth", "truth.npy", "--n-resamples", "100", "--out", "rep"])
-    flow has the lowest CRPS; its lead is ...
+    Trust flow: it passes the spectrum check ...
     report.html: rep...report.html
     0
     >>> main(["report", "--samples", "flow=missing.npy", "--truth", "truth.npy", "--out", "rep"])
     2
     """
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
+    name = prog or f"{PROG} report"
+    args = build_parser(prog).parse_args(argv)
     try:
+        for arg in argv:
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputFileError(f"argument {arg!r}: not valid UTF-8 (the report writes names and the command "
+                                     f"line into UTF-8 files); rename the file or model") from None
         inputs = load_inputs(args.samples, args.truth, args.calibration, args.dims, args.kind)
-        files, summary = write_report(inputs, args, args.out, [PROG, *argv], progress=not args.quiet)
+        files, result = write_report(inputs, args, args.out, [prog, *argv[1:]] if prog else [PROG, *argv],
+                                     progress=not args.quiet)
     except (ValueError, OSError) as exc:  # InputFileError, the protocol's own validation, a full disk
-        print(f"{PROG} report: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
-    for s in summary:
+    for s in [*result.opening, *result.sentences]:
         print(s)
-    for name, path in files.items():
-        print(f"{name}: {path}")
+    print("Terms (CRPS, spectrum, resolved, margin, ...): the glossary at the end of report.html and protocol.md.")
+    for fname, path in files.items():
+        print(f"{fname}: {path}")
     return 0
 
 
 def report_main() -> int:
     """Entry point of the ``protocol-report`` console script (the ``report`` command).
 
-    ``main(["report", *sys.argv[1:]])``: the report of :func:`main` (CRPS of Gneiting and Raftery
-    (2007), calibration after Gneiting, Balabdaoui and Raftery (2007)); returns the exit code.
+    ``main(["report", *sys.argv[1:]], prog="protocol-report")``: the report of :func:`main` (CRPS of
+    Gneiting and Raftery (2007), calibration after Gneiting, Balabdaoui and Raftery (2007)), its
+    usage and errors naming ``protocol-report``; returns the exit code.
 
     >>> import sys
     >>> saved, sys.argv = sys.argv, ["protocol-report", "--samples", "a=missing.npy", "--truth", "missing.npy",
@@ -747,4 +580,4 @@ def report_main() -> int:
     ...     sys.argv = saved
     2
     """
-    return main(["report", *sys.argv[1:]])
+    return main(["report", *sys.argv[1:]], prog="protocol-report")

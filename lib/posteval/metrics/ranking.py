@@ -157,6 +157,11 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: f
     return pd.DataFrame(rows, columns=LEAD_COLUMNS)
 
 
+def _spread_ok(v: EventValues) -> bool:
+    """Spread-skill terms present and finite (NaN where the squared spreads left the float64 range)."""
+    return v.spread_var is not None and bool(np.all(np.isfinite(v.spread_var)) and np.all(np.isfinite(v.spread_err2)))
+
+
 @renamed_keywords(ci="level", n_boot="n_resamples")
 def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues], levels_sorted: np.ndarray, *,
                 level: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -209,7 +214,7 @@ def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues
     for model, v in samplers.items():
         if v.credibility is not None:
             blocks[(model, "tarp")] = tarp_indicators(v.credibility)
-        if v.spread_var is not None:
+        if _spread_ok(v):
             blocks[(model, "spread")] = np.stack([v.spread_var, v.spread_err2], axis=1)
     reps = dict(zip(blocks, bootstrap_means(list(blocks.values()), n_resamples=n_resamples, seed=seed))) if blocks else {}
     dims = list(dict.fromkeys(table["dimension"]))
@@ -232,7 +237,7 @@ def calibration_verdicts(table: pd.DataFrame, samplers: Mapping[str, EventValues
             tc = tarp_summary(v.credibility, m, n_resamples=n_resamples, level=level, seed=seed, replicates=reps[(model, "tarp")])
             out.update({"tarp_error": tc.error, "tarp_error_lo": tc.error_lo, "tarp_error_hi": tc.error_hi,
                         "tarp_noise_floor": tc.noise_floor, "tarp_verdict": tc.verdict})
-        if v.spread_var is not None:
+        if _spread_ok(v):
             ss = spread_summary(v.spread_var, v.spread_err2, n_resamples=n_resamples, level=level, seed=seed,
                                 replicates=reps[(model, "spread")])
             out.update({"spread_skill": ss.ratio, "spread_skill_lo": ss.lo, "spread_skill_hi": ss.hi})

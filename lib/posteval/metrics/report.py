@@ -19,13 +19,13 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 
 from .._deprecation import renamed_keywords
-from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, level_value, levels_array,
-                          power_of_two_scale, rescaled, real_array, samples_truth, seed_value)
+from ._validation import (DEFAULT_LEVELS, check_finite_result, finite_array, level_value, levels_array, order_free_draws,
+                          positive_int, power_of_two_scale, rescaled, real_array, samples_truth, seed_value)
 from .calibration import spread_terms, tarp_credibility
 from .coverage import conformal_scores, conformal_thresholds, pit
 from .intervals import percentile_bounds
-from .scores import crps_ensemble, energy_score_ensemble
-from .spectrum import spectrum_test
+from .scores import ENERGY_ESTIMATORS, _energy_scaled, _estimator, crps_ensemble
+from .spectrum import MAX_BINS, spectrum_test
 from .uncertainty import bootstrap_means
 
 INTERVAL_METRICS = ("rmse", "mae", "crps", "coverage_error_raw", "coverage_error_conformal")
@@ -49,13 +49,15 @@ class EventValues:
     """What the protocol needs of one model on each of n test events (see :func:`event_values`).
 
     kind : "samples" or "point"; m : samples per event (1 for a point prediction);
-    point (n, d) : its one value per event (first sample or sample mean); crps (n, d);
+    point (n, d) : its one value per event (a seeded random draw, or the sample mean); crps (n, d);
     raw_codes (n, d) or None : per event, the index of the first sorted level whose central
     sample interval holds the truth (len(levels) when none does; samplers only);
     conformal_codes (n, d) or None : the same for split-conformal intervals (given calibration);
     energy (n,) or None : energy score over all d dimensions (when asked);
     credibility (n,) or None : TARP credibility (samplers, given reference points);
-    spread_var, spread_err2 (n,) or None : the spread-skill terms (samplers with m >= 2, when asked).
+    spread_var, spread_err2 (n,) or None : the spread-skill terms (samplers with m >= 2, when asked; NaN
+    where the squared spreads leave the float64 range, e.g. draws near 1e200: the report then leaves
+    the spread-skill ratio out and says so).
     """
 
     kind: str
@@ -88,18 +90,25 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
                  point_from: str = "sample",
                  crps_estimator: str = "nrg", energy: bool = False, energy_shifts: int | None = None,
                  calibration: tuple[np.ndarray, np.ndarray] | None = None, seed: int = 0,
-                 tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False) -> EventValues:
+                 tarp: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, spread: bool = False,
+                 first_event: int = 0) -> EventValues:
     """Per-event values of one model: samples ``(n, m[, d])`` or points ``(n[, d])`` against truth ``(n[, d])``.
 
     Why this size: each keyword switches one part of the protocol on or sets its estimator
     (the report's command-line options, one for one); every one has a default that scores a plain sampler.
 
+    No value depends on the order of a sampler's draws within an event: the draws are first put
+    in the order of :func:`~posteval.metrics._validation.order_free_draws` (sorted, then permuted
+    at random by ``seed`` and the event's index ``first_event + i``; give a chunk's start as
+    ``first_event`` so that chunks agree with one call).
+
     CRPS per event and dimension (``crps_estimator`` for samples; the absolute error of a point
-    mass), the point value (``point_from``: "sample" = the first sample, "mean" = the sample mean),
+    mass), the point value (``point_from``: "sample" = one draw chosen at random per event by
+    ``seed`` and the event's index, whatever the order of the draws, "mean" = the sample mean),
     the raw coverage codes ``searchsorted(levels, |2 PIT - 1|)`` of a sampler, the split-conformal
     codes given ``calibration`` = (cal_pred, cal_truth), and with ``energy`` the energy score
-    over the d dimensions (the unbiased "fair" estimator, all pairs or ``energy_shifts`` cyclic
-    shifts of :func:`~posteval.metrics.scores.energy_score_ensemble`; with one draw per event, and for a
+    over the d dimensions (the unbiased "fair" estimator, all pairs or ``energy_shifts`` seeded random
+    pairs per draw, as :func:`~posteval.metrics.scores.energy_score_ensemble`; with one draw per event, and for a
     point prediction, the Euclidean error). A sampler
     also gets its TARP credibility given ``tarp`` = (centre, scale, reference points of these
     events) (:func:`~posteval.metrics.calibration.tarp_credibility`) and with ``spread`` its
@@ -138,9 +147,16 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     if arr.ndim not in (t.ndim, t.ndim + 1):
         expected = "(n,) points or (n, m) samples" if t.ndim == 1 else "(n, d) points or (n, m, d) samples"
         raise ValueError(f"{name}: expected {expected} for truth of shape {t.shape}, got shape {arr.shape}")
+    first_event = positive_int(first_event, "first_event", minimum=0)
     is_samples = arr.ndim == t.ndim + 1
     s = arr if is_samples else arr[:, None] if t.ndim == 1 else arr[:, None, :]
     s, _, _ = samples_truth(s, t, (name, "truth"))
+    if energy and is_samples:
+        est = "fair" if s.shape[1] >= 2 else "nrg"  # unbiased; one draw has no pairs (then |x - y|)
+        _estimator(est, ENERGY_ESTIMATORS, s.shape[1])
+        if energy_shifts is not None and not 1 <= positive_int(energy_shifts, "energy_shifts") < s.shape[1]:
+            raise ValueError(f"energy_shifts: expected 1 <= energy_shifts <= m - 1 = {s.shape[1] - 1}, got {energy_shifts!r}")
+    s = order_free_draws(s, seed, first_event)  # no value below depends on the order of the draws
     c = power_of_two_scale(s, t2)
     point = s[:, 0, :] if point_from == "sample" else c * (s / c).mean(axis=1)
     crps_e = crps_ensemble(s, t2, estimator=crps_estimator) if is_samples else rescaled(np.abs(point / c - t2 / c), c, "crps")
@@ -154,8 +170,8 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     es = None
     if energy:
         if is_samples:
-            est = "fair" if s.shape[1] >= 2 else "nrg"  # unbiased; one draw has no pairs (then |x - y|)
-            es = energy_score_ensemble(s, t2, estimator=est, n_shifts=energy_shifts)
+            es = rescaled(_energy_scaled(s / c, t2 / c, est, energy_shifts, seed, first_event, ordered=True), c,
+                          "energy_score")
         else:
             es = np.linalg.norm(point - t2, axis=1)
     cred = var = err2 = None
@@ -164,7 +180,10 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
         cred = tarp_credibility(s, t2, np.asarray(refs, dtype=float), centre, scale)
     if is_samples and spread and s.shape[1] >= 2:
         var, err2 = spread_terms(s / c, t2 / c)
-        var, err2 = rescaled(var, c * c, "spread"), rescaled(err2, c * c, "spread")
+        with np.errstate(over="ignore"):
+            var, err2 = var * c * c, err2 * c * c
+        if not (np.all(np.isfinite(var)) and np.all(np.isfinite(err2))):  # squares beyond float64: not computed
+            var, err2 = np.full(len(var), np.nan), np.full(len(var), np.nan)
     return EventValues("samples" if is_samples else "point", s.shape[1], point, crps_e, raw, conf, es, cred, var, err2)
 
 
@@ -234,9 +253,11 @@ def protocol_report(
     levels : nominal coverages of the coverage errors
     bins : spectrum binning (see :func:`~posteval.metrics.spectrum.chi2_spectrum`)
     point_from : "sample" or "mean"
-        How a generative model's RMSE/MAE and spectrum are formed: from the first sample per
-        event ("one reconstruction", the default: it has the model's spectrum, and the exchange
-        p-value is exact for it) or from the mean of its samples.
+        How a generative model's RMSE/MAE and spectrum are formed: from one draw per event chosen
+        at random by ``seed`` and the event's index, whatever the order of the draws ("one
+        reconstruction", the default: it has the model's spectrum, and the exchange p-value is
+        exact for it; :func:`event_values`) or from the mean of its samples. No value of the
+        table depends on the order of the draws within an event.
     calibration : {model name: (cal_pred, cal_truth)}, optional
         Calibration data (points or samples, like the model's predictions) for split-conformal
         coverage; models without it get NaN in ``coverage_error_conformal``.
@@ -253,7 +274,8 @@ def protocol_report(
         can lie above the estimate; judge calibration against
         :func:`~posteval.metrics.coverage.coverage_noise_floor`. The spectrum carries p-values instead
         of an interval.
-    seed : seeds the bootstrap, the spectrum exchanges and the conformal tie-breaking
+    seed : seeds the bootstrap, the spectrum exchanges, the conformal tie-breaking, the draw taken
+        as a sampler's point value and the energy score's random pairs
     energy, energy_shifts : with ``energy`` (d > 1), a column ``energy_score``: the energy score
         over all d dimensions, the same value on each of the model's rows (and its interval with
         ``level``); ``energy_shifts`` as in :func:`~posteval.metrics.scores.energy_score_ensemble`
@@ -291,6 +313,8 @@ def protocol_report(
     0  shifted   0.5  0.50  0.50                 NaN
     1  sampler   0.5  0.25  0.25                 0.7
     """
+    _check_settings(levels=levels, level=level, n_resamples=n_resamples, seed=seed, spectrum_resamples=spectrum_resamples,
+                    bins=bins)
     if not isinstance(name_to_samples, Mapping):
         raise ValueError(f"name_to_samples: expected a mapping {{model name: predictions}}, got {type(name_to_samples).__name__}")
     if not name_to_samples:
@@ -346,6 +370,8 @@ def protocol_table(
     """
     if not values:
         raise ValueError("values: no models given")
+    _check_settings(levels=levels, level=level, n_resamples=n_resamples, seed=seed, spectrum_resamples=spectrum_resamples,
+                    bins=bins)
     if level is not None:
         level = level_value(level)
     if replicates and level is None:
@@ -373,6 +399,21 @@ def protocol_table(
         if replicates:
             return table, reps
     return table
+
+
+def _check_settings(*, levels, level, n_resamples, seed, spectrum_resamples, bins) -> None:
+    """The settings of :func:`protocol_report` and :func:`protocol_table`, each checked before any
+    scoring: a ValueError naming the argument."""
+    levels_array(levels)
+    if level is not None:
+        level_value(level)
+    positive_int(n_resamples, "n_resamples", minimum=2)
+    seed_value(seed)
+    positive_int(spectrum_resamples, "spectrum_resamples", minimum=0)
+    if isinstance(bins, (bool, np.bool_)) or isinstance(bins, (float, str, type(None))):
+        raise ValueError(f"bins: expected an integer number of bins or an array of edges, got {bins!r}")
+    if isinstance(bins, (int, np.integer)) and not 2 <= bins <= MAX_BINS:
+        raise ValueError(f"bins: need between 2 and {MAX_BINS} bins, got {bins}")
 
 
 def _model_rows(name, v, t2, dim_names, lv_sorted, with_energy, bins, spectrum_resamples, seed):

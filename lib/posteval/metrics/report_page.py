@@ -55,6 +55,8 @@ STYLE = """
 body{margin:0;color:#1a1a1a;font:16px/1.45 "DejaVu Sans",system-ui,-apple-system,"Segoe UI",sans-serif}
 main{box-sizing:border-box;max-width:72rem;margin:0 auto;padding:1rem 1.5rem 3rem;overflow-wrap:anywhere}
 h1{font-size:1.6rem;margin:.5rem 0 1rem}
+p.bottom-line{font-size:1.1rem;border-left:4px solid #2a6f2a;padding:.4rem .8rem;background:#f3f8f3}
+p.warning{font-weight:bold;border-left:4px solid #b00;padding:.4rem .8rem;background:#fdf0f0}
 h2{font-size:1.25rem;margin:2rem 0 .5rem;border-bottom:1px solid #ddd}
 ul.summary{font-size:1.05rem}ul.summary li,ul.notes li{margin:.3em 0}
 .table-scroll{overflow-x:auto}
@@ -337,13 +339,16 @@ def _check_figures(figures) -> list[tuple[str, bytes]]:
 
 
 def html_page(*, title: str, summary: Sequence[str], sections: Sequence[tuple[str, pd.DataFrame, str]],
-              figures: Sequence[tuple[str, bytes]], provenance: Mapping[str, object], notes: Sequence[str] = ()) -> str:
+              figures: Sequence[tuple[str, bytes]], provenance: Mapping[str, object], notes: Sequence[str] = (),
+              bottom_line: Sequence[str] = (), glossary: Mapping[str, str] | None = None) -> str:
     """The report as one HTML document (a string), laid out to fit a 1,280 px window.
 
-    In order: the title; the ``summary`` sentences (the report's answers) as a bulleted list;
+    In order: the title; the ``bottom_line`` paragraphs (a line starting "WARNING" set as a
+    warning), with a link to the glossary when one is given; the ``summary`` sentences (the report's answers) as a bulleted list;
     each of ``sections`` (heading, table, caption) with its table laid out by the module's rule
     (one table, transposed, or stacked column groups with the identifying columns repeated);
-    the ``figures`` (caption, PNG bytes) embedded as captioned images; the ``notes``; and the
+    the ``figures`` (caption, PNG bytes) embedded as captioned images; the ``notes``; the
+    ``glossary`` {term: explanation} (section ``id="glossary"``); and the
     ``provenance`` mapping as a definition list (nested mappings and lists kept readable). All
     text is escaped; numbers are formatted as :func:`format_number` says.
 
@@ -370,7 +375,14 @@ def html_page(*, title: str, summary: Sequence[str], sections: Sequence[tuple[st
     figures = _check_figures(figures)
     if not isinstance(provenance, Mapping):
         raise TypeError(f"provenance: expected a mapping, got {type(provenance).__name__}")
+    opening = _strings("bottom_line", bottom_line)
+    if glossary is not None and not isinstance(glossary, Mapping):
+        raise TypeError(f"glossary: expected a mapping {{term: explanation}}, got {type(glossary).__name__}")
     body = [f"<h1>{html.escape(title)}</h1>"]
+    for line in opening:
+        cls = "warning" if line.startswith("WARNING") else "bottom-line"
+        link = ' <a href="#glossary">Glossary</a>' if glossary and cls == "bottom-line" else ""
+        body.append(f'<p class="{cls}">{html.escape(line)}{link}</p>')
     if summary:
         body.append('<ul class="summary">' + "".join(f"<li>{html.escape(s)}</li>" for s in summary) + "</ul>")
     body += [_section_html(*s) for s in sections]
@@ -379,6 +391,8 @@ def html_page(*, title: str, summary: Sequence[str], sections: Sequence[tuple[st
     if notes:
         body.append('<section><h2>Notes</h2><ul class="notes">'
                     + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul></section>")
+    if glossary:
+        body.append(f'<section id="glossary"><h2>Glossary</h2>{_definition_list(glossary)}</section>')
     body.append(f'<section class="provenance"><h2>Provenance</h2>{_definition_list(provenance)}</section>')
     main = "\n".join(body)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

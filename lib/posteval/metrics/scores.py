@@ -24,7 +24,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .._deprecation import deprecated_alias
-from ._validation import finite_array, point_pair, positive_int, power_of_two_scale, real_array, rescaled, samples_truth
+from ._validation import (finite_array, order_free_draws, point_pair, positive_int, power_of_two_scale, real_array, rescaled,
+                          samples_truth, seed_value)
 
 CRPS_ESTIMATORS = ("nrg", "fair", "pwm")
 ENERGY_ESTIMATORS = ("nrg", "fair")
@@ -172,7 +173,8 @@ def _pair_norm_sum(x: np.ndarray, chunk_bytes: float = 6.4e7) -> np.ndarray:
 
 def _shifted_energy(x: np.ndarray, y: np.ndarray, n_shifts: int, chunk: int = 2048) -> np.ndarray:
     """Per event: mean_i ||x_i - y|| - 1/2 mean over i and k = 1..K of ||x_i - x_{(i + k) mod m}||,
-    for x (n, m, d), y (n, d), in chunks of events laid out (d, events, m) so that each term is a
+    for x (n, m, d) in the order of :func:`~._validation.order_free_draws` (so that the pairs are
+    seeded random pairs of distinct draws), y (n, d), in chunks of events laid out (d, events, m) so that each term is a
     few contiguous array operations."""
     n, m, d = x.shape
     out = np.empty(n)
@@ -199,7 +201,8 @@ def _shifted_energy(x: np.ndarray, y: np.ndarray, n_shifts: int, chunk: int = 20
     return out
 
 
-def energy_score_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: str = "nrg", n_shifts: int | None = None) -> np.ndarray:
+def energy_score_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: str = "nrg", n_shifts: int | None = None,
+                          seed: int = 0) -> np.ndarray:
     """Per-event energy score of a multivariate ensemble: E||X - y|| - 1/2 E||X - X'||.
 
     Parameters
@@ -209,11 +212,17 @@ def energy_score_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: st
     estimator : "nrg" (1/m^2 normalisation of the pair sum) or "fair" (1/(m (m - 1)), unbiased)
         Equal to ``scoringrules.energy_score(truth, samples, m_axis=-2, v_axis=-1, estimator=...)``.
     n_shifts : None (all pairs), or K with ``estimator="fair"``: E||X - X'|| estimated from the
-        m K pairs (x_i, x_{(i+k) mod m}), k = 1..K < m, of distinct exchangeable samples,
-        ``1/(m K) sum_i sum_k ||x_i - x_{i+k}||``. Every such pair has expectation E||X - X'||, so
+        m K pairs (x_i, x_{(i+k) mod m}), k = 1..K < m, of the draws put in a seeded random order
+        (:func:`~._validation.order_free_draws`: sorted, then permuted by ``seed`` and the event's
+        index), ``1/(m K) sum_i sum_k ||x_i - x_{i+k}||``: random pairs of distinct draws, whatever
+        order the draws come in. Every such pair has expectation E||X - X'||, so
         the score is unbiased for the same energy score as "fair", at cost O(m K d) instead of
         O(m^2 d); K = m - 1 is "fair" exactly. Its extra variance is that of a mean of m K pair
         distances, small beside the event-to-event variance of the first term.
+    seed : integer >= 0, the random pairs of ``n_shifts`` (unused with all pairs)
+
+    The result does not depend on the order of the draws within an event (they are put in the
+    order above first; with all pairs the result is then identical to the last bit).
 
     Returns
     -------
@@ -228,20 +237,35 @@ def energy_score_ensemble(samples: ArrayLike, truth: ArrayLike, *, estimator: st
     >>> fair = energy_score_ensemble(s, y, estimator="fair")
     >>> bool(abs(energy_score_ensemble(s, y, estimator="fair", n_shifts=63) - fair).max() < 1e-12)
     True
+    >>> shifted = energy_score_ensemble(s, y, estimator="fair", n_shifts=8)
+    >>> bool(np.array_equal(shifted, energy_score_ensemble(s[:, ::-1], y, estimator="fair", n_shifts=8)))  # order-free
+    True
     """
     s, t, _, m, scale = _ensemble_inputs(samples, truth, estimator, ENERGY_ESTIMATORS)
+    return rescaled(_energy_scaled(s, t, estimator, n_shifts, seed_value(seed), 0), scale, "energy_score")
+
+
+def _energy_scaled(s: np.ndarray, t: np.ndarray, estimator: str, n_shifts: int | None, seed: int,
+                   first_event: int, ordered: bool = False) -> np.ndarray:
+    """The energy score of validated, scaled draws (n, m, d) of the events first_event.. (the
+    index that seeds each event's random pairs, so that chunks agree with one call); ``ordered``:
+    the draws are already in the order of ``order_free_draws(s, seed, first_event)``."""
+    m = s.shape[1]
     if n_shifts is not None:
         if estimator != "fair":
             raise ValueError(f"n_shifts: needs estimator='fair' (pairs of distinct samples), got {estimator!r}")
         k = positive_int(n_shifts, "n_shifts")
         if k >= m:
             raise ValueError(f"n_shifts: expected 1 <= n_shifts <= m - 1 = {m - 1}, got {n_shifts!r}")
+    if not ordered:
+        s = order_free_draws(s, seed, first_event)
+    if n_shifts is not None:
         out = _shifted_energy(s, t, k)
     else:
         term1 = np.mean(np.sqrt(np.sum((s - t[:, None, :]) ** 2, axis=2)), axis=1)
         norm = m**2 if estimator == "nrg" else m * (m - 1)
         out = term1 - 0.5 * _pair_norm_sum(s) / norm
-    return rescaled(out, scale, "energy_score")
+    return out
 
 
 def crps_normal(mu: ArrayLike, sigma: ArrayLike, truth: ArrayLike) -> np.ndarray:

@@ -8,18 +8,27 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 from .._deprecation import deprecated_attribute, renamed_keywords
-from ._validation import finite_array, positive_int
+from ._validation import finite_array, positive_int, seed_value
 from .intervals import chi2_pvalue, monte_carlo_pvalue
 from .uncertainty import bootstrap_weights
+
+
+#: the most bins of an integer ``bins`` (more would be a typo, and would allocate their edges first)
+MAX_BINS = 10**6
 
 
 def _edges(p: np.ndarray, t: np.ndarray, bins, value_range) -> np.ndarray:
     """Bin edges: explicit, equal-width on `value_range`, or quantiles of the pooled sample."""
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
-        if bins < 2:
-            raise ValueError(f"bins: need at least two bins, got {bins}")
+        if not 2 <= bins <= MAX_BINS:
+            raise ValueError(f"bins: need between 2 and {MAX_BINS} bins, got {bins}")
         if value_range is not None:
-            lo, hi = (float(v) for v in value_range)
+            try:
+                if any(isinstance(v, (bool, np.bool_, str)) for v in value_range):
+                    raise TypeError
+                lo, hi = (float(v) for v in value_range)
+            except (TypeError, ValueError):
+                raise ValueError(f"value_range: expected (lo, hi), two real numbers, got {value_range!r}") from None
             if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
                 raise ValueError(f"value_range: need finite lo < hi, got {value_range}")
             return np.linspace(lo, hi, int(bins) + 1)
@@ -171,6 +180,7 @@ def spectrum_test(samples: ArrayLike, truth: ArrayLike, *, bins: int | ArrayLike
     True
     """
     n_resamples = positive_int(n_resamples, "n_resamples", minimum=0)
+    seed = seed_value(seed)
     p, t, edges, bp, bt = _binned(samples, truth, bins, value_range)
     k = edges.size + 1  # underflow, k - 2 bins, overflow
     hp, ht = np.bincount(bp, minlength=k), np.bincount(bt, minlength=k)

@@ -61,6 +61,9 @@ def _as_matrix(values, name: str):
         mat = sparse.csr_matrix(values, dtype=float)
         if mat.shape[0] == 0:
             raise ValueError(f"{name}: empty")
+        bad = int(mat.data.size - np.count_nonzero(np.isfinite(mat.data)))
+        if bad:
+            raise ValueError(f"{name}: contains {bad} NaN or infinite values (sparse matrix)")
         if mat.shape[0] < 2**24 and np.all(mat.data == np.round(mat.data)) and np.abs(mat.data).max(initial=0) <= 1:
             mat = mat.astype(np.float32)  # 0/1 indicators: float32 sums of bootstrap counts are exact
         return mat, False
@@ -98,6 +101,8 @@ def bootstrap_means(values: ArrayLike | sparse.spmatrix | sparse.sparray | Seque
     [[3.0, 1.25, 3.0], [1.0, 1.0, 1.0]]
     """
     many = isinstance(values, (list, tuple))
+    if many and not values:
+        raise ValueError("values: an empty list; expected an array (n,) or (n, k), or a list of such arrays")
     blocks = [_as_matrix(v, f"values[{i}]" if many else "values") for i, v in enumerate(values if many else [values])]
     n = blocks[0][0].shape[0]
     if any(mat.shape[0] != n for mat, _ in blocks):
@@ -137,7 +142,9 @@ def event_scores(pred: ArrayLike, truth: ArrayLike, *, metric: str = "crps", est
 
     Returns
     -------
-    (values (n,) or (n, d), finish) with metric = finish(values.mean(axis=0)).
+    (values (n,) or (n, d), finish) with metric = finish(values.mean(axis=0)). The values are in the
+    data's units (squared units for "rmse") at every scale; where they would leave the float64
+    range (e.g. squared errors of data near 1e154 or 1e-300) a ValueError says so.
 
     Reference: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eq. 21 (CRPS) and eq. 22
     (energy score); the RMSE and MAE as in Hastie, Tibshirani and Friedman (2009), *The Elements of
@@ -154,7 +161,22 @@ def event_scores(pred: ArrayLike, truth: ArrayLike, *, metric: str = "crps", est
     """
     t = finite_array(truth, "truth", (1, 2))
     p = finite_array(pred, name, (t.ndim, t.ndim + 1))
-    return _scaled_event_scores(p, t, metric, estimator, name, power_of_two_scale(p, t))
+    k = power_of_two_scale(p, t)
+    values, finish = _scaled_event_scores(p, t, metric, estimator, name, k)
+    if k == 1.0:
+        return values, finish
+    # the values in the data's units (squared units for the RMSE), or an error where they leave the range
+    unit = values
+    for _ in range(2 if metric == "rmse" else 1):
+        unit = rescaled(unit, k, f"{name} and truth: per-event {metric} values")
+    tiny = np.finfo(float).tiny
+    if np.any((values != 0) & (np.abs(unit) < tiny)):
+        raise ValueError(f"{name} and truth: per-event {metric} values underflow the float64 range at this scale "
+                         f"(largest |value| {max(float(np.max(np.abs(p))), float(np.max(np.abs(t)))):.3g}); "
+                         f"rescale the data, or use the metric's own function ({metric}) which scales internally")
+    if metric == "rmse":
+        return unit, np.sqrt
+    return unit, lambda v: np.asarray(v, dtype=float)
 
 
 def _scaled_event_scores(p, t, metric, estimator, name, k):
