@@ -186,8 +186,9 @@ def test_reader_table_puts_the_sources_claims_first_and_says_why():
                       "lo": [0.02, -0.01, 0.01], "hi": [0.08, 0.01, 0.03], "p_holm": [0.004, 1.0, 0.01],
                       "n_seeds": [10, 30, 40], "record": ["sweep", "power", "power"]}, index=["leak", "d", "a"])
     r = reader_table(t)
-    assert list(r.index) == ["a", "d", "leak"] and list(r["source"]) == ["Proxy-GRM", "Proxy-GRM", "this book"]
-    assert list(r.columns) == ["source", "source claim", "what we measured", "verdict", "why"]
+    assert list(r.index) == ["a", "d", "leak"]
+    assert list(r["source (family)"]) == ["Proxy-GRM (confirmatory)"] * 2 + ["this book (exploratory)"]
+    assert list(r.columns) == ["source (family)", "source claim", "what we measured", "verdict", "why"]
     assert "below 0" in r.loc["a", "why"] and "does not exclude 0" in r.loc["d", "why"]
     assert "best_member" in r.loc["d", "what we measured"]
     order = why({"word": "yes", "estimate": 0.0, "lo": -0.001, "hi": 0.001, "p_holm": 0.01, "n_seeds": 10},

@@ -1,5 +1,11 @@
-"""Chapter 4's claims as data: Proxy-GRM's claims (a)-(f) in the direction the source states them,
-and the book's own three (leak, order, unseen), each decided from paired per-seed differences.
+"""Chapter 4's claims as data: Proxy-GRM's claims (a)-(e) in the direction the source states them,
+and the book's own (its data ablation f, the ensemble against Proxy-SFT alone and bootstrap copies,
+leak, order, unseen), each decided from paired per-seed differences.
+
+Claim (d) compares the heterogeneous ensemble with its best single member (:data:`BEST`), chosen by
+:func:`best_member` on seeds the test does not use. The book's (f) compares the proxy on a quarter of
+the RL prompts with no proxy on all of them; the quarter run also takes a quarter of the steps, so
+:func:`add_at_step` reads no proxy after as many steps (:data:`EQUAL_STEPS`) to measure that confound.
 
 Every claim compares a metric of condition ``a`` with condition ``b`` (or with :data:`COLD`, the same
 seed's policy before RL) at the last evaluated step, seed by seed. The conditions of one seed share
@@ -10,7 +16,7 @@ Student-t interval over the seeds both conditions share).
 
 One call, :func:`claims_table`, decides every claim with
 :func:`posteval.metrics.claims.evaluate_claims`: Holm within the confirmatory family (the source's
-claims) and within the exploratory one (the book's own). Given several records (the live run, the
+claims) and within the exploratory one (the book's own); every claim names its source. Given several records (the live run, the
 10-seed sweep, the power run), each claim is read from the one with the most seeds for its two
 conditions (the first given on a tie); column ``record`` names it.
 
@@ -20,6 +26,7 @@ training signal nor a decision rule with any proxy: the chapter's measure of tra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -303,19 +310,21 @@ def measured(claim: Claim, row: Mapping, names: Mapping[str, str] | None = None)
     Example
     -------
     >>> measured(Claim("x", "x beats y", TRANSFER, "proxy_sft", "no_proxy", 1), {"record": "sweep (10 seeds)"})
-    'transfer to E3, E4: proxy_sft − no_proxy, sweep (10 seeds)'
+    'transfer to E3, E4: proxy_sft − no_proxy, sweep'
     """
     if claim.parts:
         return "all of " + ", ".join(claim.parts)
     names = names or {}
     a, b = names.get(claim.a, claim.a), names.get(claim.b, claim.b)
-    return f"{METRIC_WORDS.get(claim.metric, claim.metric)}: {a} − {b}, {row.get('record', '')}".rstrip(", ")
+    # the record's own seed count, "(40 seeds)", is not the claim's: column "why" gives the claim's
+    record = re.sub(r"\s*\(\d+ seeds\)$", "", str(row.get("record", "")))
+    return f"{METRIC_WORDS.get(claim.metric, claim.metric)}: {a} − {b}, {record}".rstrip(", ")
 
 
 def reader_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, first: str = _SRC,
                  names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The table that opens the chapter: source claim (in words, :data:`SAYS`) | what we measured |
-    verdict | why (one line), the claims of ``first`` (the source) before the book's own.
+    """The table that opens the chapter: source (family) | source claim (in words, :data:`SAYS`) | what
+    we measured | verdict | why (one line), the claims of ``first`` (the source) before the book's own.
 
     ``table``: a claims table of :func:`claims_table` (rows of claims it lacks are left out); ``names``
     renames conditions in column "what we measured" (:func:`measured`).
@@ -333,7 +342,7 @@ def reader_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, first
     rows = {}
     for k in shown:
         r, c = table.loc[k], by[k]
-        rows[k] = {"source": c.source, "source claim": SAYS.get(k, c.sentence), "what we measured": measured(c, r, names),
+        rows[k] = {"source (family)": f"{c.source} ({c.family})", "source claim": SAYS.get(k, c.sentence), "what we measured": measured(c, r, names),
                    "verdict": r["word"], "why": why(r, c)}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("claim")
 
