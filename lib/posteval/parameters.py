@@ -242,7 +242,7 @@ RULES: dict[str, Rule] = {
     "workers": _COUNT,
     "bridge_steps": _COUNT, "bridge_sft_epochs": _COUNT,
     "reuse_full_results": boolean(),
-    "full_results": text(), "power_results": text(), "mixed_results": text(),
+    "full_results": text(), "power_results": text(), "mixed_results": text(), "follow_results": text(),
 }
 
 #: Rules that differ for one chapter (by stem), taking precedence over :data:`RULES`.

@@ -8,8 +8,9 @@ import pytest
 from posteval.book import recorded
 from posteval.claims import record_table
 from posteval.metrics.claims import Claim
-from posteval.rubric.claims import (BY_NAME, CLAIMS, COLD, SCHEMES, TRANSFER, claim_interval, claims_table,
-                                    interval_numbers)
+from posteval.rubric.claims import (BEST, BY_NAME, CLAIMS, COLD, EQUAL_STEPS, MEMBERS, SAYS, SCHEMES, TRANSFER,
+                                    add_at_step, add_renamed, best_member, claim_interval, claims_table,
+                                    interval_numbers, reader_table, seeds_sentence, why)
 
 
 def frames(effect, seeds=(0, 1, 2, 3), noise=0.001, metric="transfer"):
@@ -75,8 +76,11 @@ def test_holm_adjusts_within_the_family():
 
 
 def test_the_source_directions():
-    assert BY_NAME["d"].direction == -1 and "worse than one proxy" in BY_NAME["d"].sentence
-    assert "heterogeneous" in BY_NAME["d"].sentence and BY_NAME["d"].a == "ensemble_mixed"
+    d = BY_NAME["d"]
+    assert d.direction == -1 and "worse than the best single proxy" in d.sentence
+    assert "heterogeneous" in d.sentence and (d.a, d.b, d.source, d.family) == (
+        "ensemble_mixed", BEST, "Proxy-GRM", "confirmatory")
+    assert (BY_NAME["d.proxy_sft"].b, BY_NAME["d.proxy_sft"].family) == ("proxy_sft", "exploratory")
     boot = BY_NAME["d.bootstrap"]
     assert (boot.a, boot.direction, boot.family) == ("ensemble3", -1, "exploratory")
     assert "bootstrap copies" in boot.sentence
@@ -85,6 +89,10 @@ def test_the_source_directions():
         assert (e.a, e.b, e.direction) == ("proxy_sft", cond, 1) and "additive" in e.sentence
     assert BY_NAME["e"].parts == tuple(f"e.{s}" for s in SCHEMES)
     assert BY_NAME["f.accuracy"].metric == "verdict_acc" and BY_NAME["f.transfer"].metric == TRANSFER
+    for k in ("f.accuracy", "f.transfer", "f.accuracy.equal_steps", "f.transfer.equal_steps"):
+        assert (BY_NAME[k].source, BY_NAME[k].family) == ("this book", "exploratory"), k
+    assert BY_NAME["f.transfer.equal_steps"].b == EQUAL_STEPS
+    assert set(SAYS) == {c.name for c in CLAIMS}
     order = BY_NAME["order"]
     assert order.direction == 0 and order.margin > 0 and order.margin_reason
     assert all(c.source in ("Proxy-GRM", "this book") for c in CLAIMS)
@@ -139,3 +147,55 @@ def test_seeds_only_and_the_claims_decided_after_an_extension():
                            "record": ["power", "power", "power", "sweep"]}, index=list("abcd"))
     first = pd.DataFrame({"word": ["not resolved", "not resolved", "no"]}, index=list("abc"))
     assert decided_after_extension(pooled, first, "power") == ["a"]
+
+
+def test_members_are_the_mixed_ensembles():
+    from posteval.rubric.experiment import CONDITIONS, MIXED_MEMBERS
+    assert tuple(CONDITIONS[m].proxy for m in MEMBERS) == MIXED_MEMBERS
+
+
+def test_best_member_is_chosen_on_other_seeds_and_tested_on_the_rest():
+    rows = [{"seed": s, "condition": c, TRANSFER: v + (0.3 if (c == "proxy_rl" and s < 2) else 0.0), "step": 8}
+            for s in range(6) for c, v in (("proxy_sft", 0.6), ("proxy_rl", 0.5), ("proxy_follow", 0.7),
+                                           ("ensemble_mixed", 0.7 + 0.001 * s))]
+    final = pd.DataFrame(rows)
+    hist = pd.DataFrame({"seed": [], "condition": [], "step": []})
+    assert best_member(final, seeds=[0, 1]) == "proxy_rl" and best_member(final) == "proxy_follow"
+    with pytest.raises(ValueError, match="no member"):
+        best_member(final, ("absent",))
+    chosen = best_member(final, seeds=[0, 1])
+    test = add_renamed(final, chosen, BEST, seeds=range(2, 6))
+    t = claims_table({"run": (test, hist)}, [BY_NAME["d"]])
+    assert t.loc["d", "n_seeds"] == 4  # the choice's seeds are not in the test
+    with pytest.raises(ValueError, match="no rows"):
+        add_renamed(final, "absent", BEST)
+
+
+def test_add_at_step_reads_the_condition_at_as_many_steps():
+    hist = pd.DataFrame({"seed": [0] * 3, "condition": ["no_proxy"] * 3, "step": [0, 64, 256],
+                         "test_verdict_acc": [0.5, 0.6, 0.7]})
+    final = pd.DataFrame({"seed": [0], "condition": ["no_proxy"], "step": [256], "verdict_acc": [0.7]})
+    out = add_at_step(final, hist, "no_proxy", 64, EQUAL_STEPS).set_index("condition")
+    assert out.loc[EQUAL_STEPS, "verdict_acc"] == 0.6 and out.loc[EQUAL_STEPS, "step"] == 64
+    with pytest.raises(ValueError, match="no evaluation"):
+        add_at_step(final, hist, "other", 64, EQUAL_STEPS)
+
+
+def test_reader_table_puts_the_sources_claims_first_and_says_why():
+    t = pd.DataFrame({"word": ["yes", "not resolved", "no"], "estimate": [0.05, 0.0, 0.02],
+                      "lo": [0.02, -0.01, 0.01], "hi": [0.08, 0.01, 0.03], "p_holm": [0.004, 1.0, 0.01],
+                      "n_seeds": [10, 30, 40], "record": ["sweep", "power", "power"]}, index=["leak", "d", "a"])
+    r = reader_table(t)
+    assert list(r.index) == ["a", "d", "leak"]
+    assert list(r["source (family)"]) == ["Proxy-GRM (confirmatory)"] * 2 + ["this book (exploratory)"]
+    assert list(r.columns) == ["source (family)", "source claim", "what we measured", "verdict", "why"]
+    assert "below 0" in r.loc["a", "why"] and "does not exclude 0" in r.loc["d", "why"]
+    assert "best_member" in r.loc["d", "what we measured"]
+    order = why({"word": "yes", "estimate": 0.0, "lo": -0.001, "hi": 0.001, "p_holm": 0.01, "n_seeds": 10},
+                BY_NAME["order"])
+    assert "inside" in order
+    from posteval.rubric.claims import cold_start_tolerance
+    assert cold_start_tolerance(4) == 0.5
+    with pytest.raises(ValueError, match="at least one"):
+        cold_start_tolerance(0)
+    assert seeds_sentence(t) == "40 seeds: a; 30 seeds: d; 10 seeds: leak"

@@ -1,5 +1,11 @@
-"""Chapter 4's claims as data: Proxy-GRM's claims (a)-(f) in the direction the source states them,
-and the book's own three (leak, order, unseen), each decided from paired per-seed differences.
+"""Chapter 4's claims as data: Proxy-GRM's claims (a)-(e) in the direction the source states them,
+and the book's own (its data ablation f, the ensemble against Proxy-SFT alone and bootstrap copies,
+leak, order, unseen), each decided from paired per-seed differences.
+
+Claim (d) compares the heterogeneous ensemble with its best single member (:data:`BEST`), chosen by
+:func:`best_member` on seeds the test does not use. The book's (f) compares the proxy on a quarter of
+the RL prompts with no proxy on all of them; the quarter run also takes a quarter of the steps, so
+:func:`add_at_step` reads no proxy after as many steps (:data:`EQUAL_STEPS`) to measure that confound.
 
 Every claim compares a metric of condition ``a`` with condition ``b`` (or with :data:`COLD`, the same
 seed's policy before RL) at the last evaluated step, seed by seed. The conditions of one seed share
@@ -10,7 +16,7 @@ Student-t interval over the seeds both conditions share).
 
 One call, :func:`claims_table`, decides every claim with
 :func:`posteval.metrics.claims.evaluate_claims`: Holm within the confirmatory family (the source's
-claims) and within the exploratory one (the book's own). Given several records (the live run, the
+claims) and within the exploratory one (the book's own); every claim names its source. Given several records (the live run, the
 10-seed sweep, the power run), each claim is read from the one with the most seeds for its two
 conditions (the first given on a tie); column ``record`` names it.
 
@@ -20,6 +26,7 @@ training signal nor a decision rule with any proxy: the chapter's measure of tra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -42,6 +49,15 @@ SCHEMES = {"and_gate": ("agg_and_gate", "the AND gate (use_fb=1)"),
            "gate": ("agg_gate", "the gate (use_fb=2)"),
            "modulated": ("agg_modulated", "r_acc modulated by the proxy, with the proxy term (use_fb=3)"),
            "implicit": ("agg_implicit", "r_acc modulated by the proxy, without the proxy term (use_fb=7)")}
+
+#: The single-proxy conditions of the heterogeneous ensemble's members
+#: (:data:`posteval.rubric.experiment.MIXED_MEMBERS`: sft, rl, follow), in that order.
+MEMBERS = ("proxy_sft", "proxy_rl", "proxy_follow")
+#: Claim (d)'s comparator: the ensemble's best single member, chosen by :func:`best_member` on seeds
+#: the test does not use, and put in a record under this name by :func:`add_renamed` on the others.
+BEST = "best_member"
+#: No proxy read after as many GRPO steps as the quarter-data condition (the step confound of (f)).
+EQUAL_STEPS = "no_proxy_equal_steps"
 
 _SRC = "Proxy-GRM"
 _BOOK = "this book"
@@ -70,20 +86,32 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("c.fidelity", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured directly (no RL): it "
           "follows an edited rubric that contradicts the label more often", "verifier_fidelity", "proxy_sft",
           "proxy_rl", 1, source=_SRC),
-    Claim("d", "Proxy-GRM: an ensemble of heterogeneous proxy agents is worse than one proxy (conflicting reward "
-          "signals); here the mean vote of Proxy-SFT, Proxy-RL and Proxy-SFT-follow against Proxy-SFT alone, on "
-          f"{_E34}", TRANSFER, "ensemble_mixed", "proxy_sft", -1, source=_SRC),
+    Claim("d", "Proxy-GRM: an ensemble of heterogeneous proxy agents is worse than the best single proxy "
+          "(conflicting reward signals); here the mean vote of Proxy-SFT, Proxy-RL and Proxy-SFT-follow against "
+          f"its best member alone, chosen on the sweep's seeds and tested on the others, on {_E34}", TRANSFER,
+          "ensemble_mixed", BEST, -1, source=_SRC),
+    Claim("d.proxy_sft", "this book, after Proxy-GRM's (d): the heterogeneous ensemble is worse than "
+          f"label-trained Proxy-SFT alone (one member, not the best), on {_E34}", TRANSFER, "ensemble_mixed",
+          "proxy_sft", -1, family="exploratory", source=_BOOK),
     Claim("d.bootstrap", "this book, after Proxy-GRM's (d): an ensemble of three bootstrap copies of Proxy-SFT (not "
           f"heterogeneous) is worse than one Proxy-SFT, on {_E34}", TRANSFER, "ensemble3", "proxy_sft", -1,
           family="exploratory", source=_BOOK),
     *(_e(s) for s in SCHEMES),
     Claim("e", "Proxy-GRM: the additive sum beats every explicit aggregation scheme (all four of claim e)",
           parts=tuple(f"e.{s}" for s in SCHEMES), source=_SRC),
-    Claim("f.accuracy", "Proxy-GRM: with a quarter of the data, the proxy reward beats no proxy on all of it, on "
-          "verdict accuracy (the source's benchmark metric)", "verdict_acc", "proxy_sft_quarter", "no_proxy", 1,
-          source=_SRC),
-    Claim("f.transfer", "Proxy-GRM: with a quarter of the data, the proxy reward beats no proxy on all of it, on "
-          f"{_E34}", TRANSFER, "proxy_sft_quarter", "no_proxy", 1, source=_SRC),
+    Claim("f.accuracy", "this book, after Proxy-GRM's data efficiency (whole methods on ~50k against >200k "
+          "samples): within one recipe, the proxy reward on a quarter of the RL prompts, and so a quarter of the "
+          "GRPO steps, beats no proxy on all of them, on verdict accuracy", "verdict_acc", "proxy_sft_quarter",
+          "no_proxy", 1, family="exploratory", source=_BOOK),
+    Claim("f.transfer", "this book, after Proxy-GRM's data efficiency: the proxy reward on a quarter of the RL "
+          f"prompts (a quarter of the steps) beats no proxy on all of them, on {_E34}", TRANSFER,
+          "proxy_sft_quarter", "no_proxy", 1, family="exploratory", source=_BOOK),
+    Claim("f.accuracy.equal_steps", "this book, the step confound of (f): the proxy reward on a quarter of the RL "
+          "prompts beats no proxy read after as many GRPO steps, on verdict accuracy", "verdict_acc",
+          "proxy_sft_quarter", EQUAL_STEPS, 1, family="exploratory", source=_BOOK),
+    Claim("f.transfer.equal_steps", "this book, the step confound of (f): the proxy reward on a quarter of the RL "
+          f"prompts beats no proxy read after as many GRPO steps, on {_E34}", TRANSFER, "proxy_sft_quarter",
+          EQUAL_STEPS, 1, family="exploratory", source=_BOOK),
     Claim("leak", f"this book: a proxy that sees the answer segment lowers {_E34} below the honest Proxy-SFT",
           TRANSFER, "proxy_sft_leak", "proxy_sft", -1, family="exploratory", source=_BOOK),
     Claim("order", f"this book: a proxy biased toward the first answer changes {_E34} by less than "
@@ -96,6 +124,31 @@ CLAIMS: tuple[Claim, ...] = (
 )
 #: The claims by name.
 BY_NAME = {c.name: c for c in CLAIMS}
+#: Each claim as its source states it, in words, for the table that opens the chapter (:func:`reader_table`).
+SAYS = {
+    "a": "The proxy reward makes rubrics transferable to evaluators never used in training",
+    "a_follow": "The same, with Proxy-SFT read as trained on the teacher's verdict under its rubric",
+    "b": "Without a proxy, RL on the verdict reward rewards post-hoc rationalisation",
+    "b_acc": "Without a proxy, verdict accuracy still rises (the pointwise metric looks fine)",
+    "c": "Proxy-SFT is a stronger verifier than Proxy-RL (seen through the policy it trains)",
+    "c.fidelity": "Proxy-SFT is a stronger verifier than Proxy-RL (the verifiers themselves)",
+    "d": "Several heterogeneous proxy agents do worse than a single well-calibrated proxy",
+    "e.and_gate": "The simple sum r_acc + r_proxy beats the AND gate (use_fb=1)",
+    "e.gate": "The simple sum beats the gate (use_fb=2)",
+    "e.modulated": "The simple sum beats r_acc modulated by the proxy, with the proxy term (use_fb=3)",
+    "e.implicit": "The simple sum beats r_acc modulated by the proxy, without the proxy term (use_fb=7)",
+    "e": "The simple sum beats every scheme that modulates r_acc by the proxy's feedback",
+    "d.proxy_sft": "(the book's) The heterogeneous ensemble is worse than label-trained Proxy-SFT",
+    "d.bootstrap": "(the book's) Three bootstrap copies of Proxy-SFT are worse than one",
+    "f.accuracy": "(the book's, after Proxy-GRM's 4x data efficiency) A quarter of the data with the proxy "
+                  "beats all of it without, on accuracy",
+    "f.transfer": "(the book's) The same on transfer",
+    "f.accuracy.equal_steps": "(the book's) The same on accuracy, at equal GRPO steps (the step confound)",
+    "f.transfer.equal_steps": "(the book's) The same on transfer, at equal GRPO steps",
+    "leak": "(the book's) A proxy that sees the answer lowers transfer",
+    "order": "(the book's) A proxy biased to the first answer changes transfer by less than the margin",
+    "unseen": "(the book's) A proxy still helps on a criterion it never saw",
+}
 
 
 def per_seed(final: pd.DataFrame, history: pd.DataFrame, condition: str, metric: str) -> pd.Series:
@@ -155,6 +208,172 @@ def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claim
     table["record"] = [source[k] if k in source else " + ".join(dict.fromkeys(source[p] for p in parts[k]))
                        for k in table.index]
     return table
+
+
+def best_member(final: pd.DataFrame, members: Sequence[str] = MEMBERS, *, metric: str = TRANSFER,
+                seeds=None) -> str:
+    """The member with the highest mean ``metric`` at its last step over ``seeds`` (all when None): claim
+    (d)'s comparator, chosen on seeds the test does not use, so the choice cannot favour the claim.
+
+    A member not measured on those seeds is passed over; a tie goes to the first in ``members``.
+
+    Example
+    -------
+    >>> f = pd.DataFrame({"seed": [0, 0, 1, 1], "condition": ["p", "q"] * 2, "transfer_indep": [.6, .7, .8, .7]})
+    >>> best_member(f, ("p", "q")), best_member(f, ("p", "q"), seeds=[0])
+    ('p', 'q')
+    """
+    rows = final if seeds is None else final[final["seed"].astype(int).isin(set(int(s) for s in seeds))]
+    means = {m: rows.loc[rows["condition"] == m, metric].astype(float).mean() for m in members}
+    means = {m: v for m, v in means.items() if np.isfinite(v)}
+    if not means:
+        raise ValueError(f"no member of {tuple(members)} is measured on {metric!r} on those seeds")
+    return max(means, key=lambda m: (means[m], -list(members).index(m)))
+
+
+def add_renamed(final: pd.DataFrame, condition: str, name: str, *, seeds=None) -> pd.DataFrame:
+    """``final`` with the rows of ``condition`` added once more under ``name`` (on ``seeds`` only when
+    given): e.g. the best member as :data:`BEST` on the seeds not used to choose it.
+
+    Example
+    -------
+    >>> f = pd.DataFrame({"seed": [0, 1], "condition": ["p", "p"], "transfer_indep": [.6, .8]})
+    >>> add_renamed(f, "p", BEST, seeds=[1])["condition"].tolist()
+    ['p', 'p', 'best_member']
+    """
+    rows = final[final["condition"] == condition]
+    if seeds is not None:
+        rows = rows[rows["seed"].astype(int).isin(set(int(s) for s in seeds))]
+    if rows.empty:
+        raise ValueError(f"condition {condition!r} has no rows on those seeds")
+    return pd.concat([final, rows.assign(condition=name)], ignore_index=True)
+
+
+def add_at_step(final: pd.DataFrame, history: pd.DataFrame, condition: str, step: int, name: str) -> pd.DataFrame:
+    """``final`` with ``condition`` read at its last evaluated step at or before ``step`` added as ``name``:
+    e.g. no proxy after as many GRPO steps as the quarter-data condition (:data:`EQUAL_STEPS`).
+
+    Example
+    -------
+    >>> h = pd.DataFrame({"seed": [0, 0], "condition": ["n", "n"], "step": [0, 16], "test_verdict_acc": [.5, .7]})
+    >>> f = pd.DataFrame({"seed": [0], "condition": ["n"], "step": [16], "verdict_acc": [.7]})
+    >>> add_at_step(f, h, "n", 8, "n_early")[["condition", "step", "verdict_acc"]].values.tolist()
+    [['n', 16, 0.7], ['n_early', 0, 0.5]]
+    """
+    from .report import final_frame
+
+    ev = history[(history["condition"] == condition) & (history["step"] <= int(step))]
+    if ev.empty:
+        raise ValueError(f"condition {condition!r} has no evaluation at or before step {step}")
+    return pd.concat([final, final_frame(ev).assign(condition=name)], ignore_index=True)
+
+
+def why(row: Mapping, claim: Claim) -> str:
+    """One line saying why a claim got its word: its interval against 0 (or the margin), its seeds and
+    Holm-adjusted p (for a claim of parts: its weakest part).
+
+    Example
+    -------
+    >>> c = Claim("x", "x beats y", "m", "x", "y", 1)
+    >>> why({"word": "yes", "estimate": 0.05, "lo": 0.02, "hi": 0.08, "p_holm": 0.004, "n_seeds": 40}, c)
+    'difference 0.050\\xa0[0.020,\\xa00.080] lies above 0 (40 seeds, Holm p 0.00400)'
+    """
+    from .. import numformat
+
+    word, n = row.get("word"), row.get("n_seeds")
+    if word == "not testable":
+        return "not measured in the records shown"
+    iv = numformat.one_line(numformat.interval(row["estimate"], row["lo"], row["hi"]))
+    seeds = f"{int(n)} seeds, " if n is not None and np.isfinite(float(n)) and not claim.parts else ""
+    p = f"{seeds}Holm p {numformat.number(row['p_holm'])}"
+    if claim.parts:
+        return f"weakest part {iv}; every part must hold (Holm p {numformat.number(row['p_holm'])})"
+    if claim.direction == 0:
+        where = {"yes": f"lies inside ±{claim.margin:.3g}", "no": f"reaches beyond ±{claim.margin:.3g}"}
+        return f"difference {iv} {where.get(word, f'is not resolved against ±{claim.margin:.3g}')} ({p})"
+    side = "above" if claim.direction > 0 else "below"
+    other = "below" if claim.direction > 0 else "above"
+    where = {"yes": f"lies {side} 0", "no": f"lies {other} 0"}.get(word, "does not exclude 0 at the family's level")
+    return f"difference {iv} {where} ({p})"
+
+
+#: The metrics of the claims, in words.
+METRIC_WORDS = {TRANSFER: "transfer to E3, E4", "transfer_indep_last": "transfer to E3, E4 (last criterion)",
+                "verdict_acc": "verdict accuracy", "rationalisation": "rationalisation",
+                "verifier_fidelity": "verifier fidelity"}
+
+
+def measured(claim: Claim, row: Mapping, names: Mapping[str, str] | None = None) -> str:
+    """What the chapter measured for a claim, in words: the metric, the two conditions (renamed by
+    ``names``, e.g. {BEST: "proxy_follow (best member)"}), the record.
+
+    Example
+    -------
+    >>> measured(Claim("x", "x beats y", TRANSFER, "proxy_sft", "no_proxy", 1), {"record": "sweep (10 seeds)"})
+    'transfer to E3, E4: proxy_sft − no_proxy, sweep'
+    """
+    if claim.parts:
+        return "all of " + ", ".join(claim.parts)
+    names = names or {}
+    a, b = names.get(claim.a, claim.a), names.get(claim.b, claim.b)
+    # the record's own seed count, "(40 seeds)", is not the claim's: column "why" gives the claim's
+    record = re.sub(r"\s*\(\d+ seeds\)$", "", str(row.get("record", "")))
+    return f"{METRIC_WORDS.get(claim.metric, claim.metric)}: {a} − {b}, {record}".rstrip(", ")
+
+
+def reader_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, first: str = _SRC,
+                 names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The table that opens the chapter: source (family) | source claim (in words, :data:`SAYS`) | what
+    we measured | verdict | why (one line), the claims of ``first`` (the source) before the book's own.
+
+    ``table``: a claims table of :func:`claims_table` (rows of claims it lacks are left out); ``names``
+    renames conditions in column "what we measured" (:func:`measured`).
+
+    Example
+    -------
+    >>> t = pd.DataFrame({"word": ["yes"], "estimate": [.05], "lo": [.02], "hi": [.08], "p_holm": [.004],
+    ...                   "n_seeds": [40], "record": ["power run"], "source": ["Proxy-GRM"]}, index=["a"])
+    >>> reader_table(t).iloc[0]["verdict"]
+    'yes'
+    """
+    by = {c.name: c for c in claims}
+    shown = [c.name for c in claims if c.name in table.index]
+    shown.sort(key=lambda k: by[k].source != first)  # stable: the source's claims first, in the text's order
+    rows = {}
+    for k in shown:
+        r, c = table.loc[k], by[k]
+        rows[k] = {"source (family)": f"{c.source} ({c.family})", "source claim": SAYS.get(k, c.sentence), "what we measured": measured(c, r, names),
+                   "verdict": r["word"], "why": why(r, c)}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("claim")
+
+
+def seeds_sentence(table: pd.DataFrame) -> str:
+    """Which claims rest on how many seeds, most first, e.g. "40 seeds: a, b; 10 seeds: e".
+
+    Example
+    -------
+    >>> seeds_sentence(pd.DataFrame({"n_seeds": [40, 10, 40]}, index=["a", "e", "b"]))
+    '40 seeds: a, b; 10 seeds: e'
+    """
+    n = table["n_seeds"].dropna().astype(int)
+    n = n[n > 0]
+    return "; ".join(f"{k} seeds: {', '.join(n.index[n == k])}" for k in sorted(set(n), reverse=True))
+
+
+def cold_start_tolerance(n_test: int) -> float:
+    """How far two records' cold-start metrics (shares of ``n_test`` held-out pairs) may differ and still
+    be read as one setup: twice the largest binomial standard error of such a share, 2 * sqrt(0.25 / n_test).
+
+    Records of the same seeds written on different CPUs draw the same world, data and test pairs (seeded
+    numpy streams) but round the trained models' arithmetic differently, which moves a few pairs; a gap
+    below this is smaller than the test-pair noise every seed's difference already carries.
+
+    >>> round(cold_start_tolerance(1024), 4)
+    0.0312
+    """
+    if int(n_test) < 1:
+        raise ValueError(f"n_test: expected at least one held-out pair, got {n_test!r}")
+    return 2.0 * float(np.sqrt(0.25 / int(n_test)))
 
 
 def seeds_only(final: pd.DataFrame, history: pd.DataFrame, seeds) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -111,16 +111,48 @@ def frames_from_summary(summary: dict) -> dict:
     return {"history": hist, "final": final_frame(hist), "sensitivity": pd.DataFrame(rows)}
 
 
-def join_conditions(summary: dict, other: dict) -> dict:
-    """The frames of two sweep summaries that ran *other conditions on the same seeds* (a later run
-    of one more condition): ``history``, ``final`` and ``sensitivity`` of ``summary`` with ``other``'s
-    conditions added, on the seeds of ``summary``.
+def join_conditions(summary: dict, other: dict, *more: dict, atol: float = 1e-12) -> dict:
+    """The frames of sweep summaries that ran *other conditions on the same seeds* (later runs of
+    more conditions): ``history``, ``final`` and ``sensitivity`` of ``summary`` with the conditions
+    of ``other`` (and of each of ``more``) added, on the seeds each shares with ``summary``.
 
-    Every seed's setup (world, data, cold start, proxies) is seeded on its own, so the two runs of a
+    Every seed's setup (world, data, cold start, proxies) is seeded on its own, so the runs of a
     seed share it; that is checked, not assumed: the cold start's metrics of every shared seed must
-    be equal in both, and the configs must be equal, else ValueError. A condition in both is an
-    error (which record would count?).
+    be equal in both (to ``atol``), and the configs must be equal, else ValueError. A condition in
+    two summaries is an error (which record would count?). ``shared_seeds``: the seeds ``summary``
+    shares with ``other``; ``shared_seeds_each``: those it shares with ``other`` and each of ``more``,
+    in order; ``cold_start_max_diff``: the largest |difference| of a cold-start metric on a shared
+    seed, for each. A record written on another CPU can round differently: its world, data and test
+    pairs are the same draws, its trained models a few pairs apart, and a larger ``atol``, stated by
+    the caller, admits that.
+
+    Example
+    -------
+    >>> def rec(conds, seeds):
+    ...     return {"config": {}, "seeds": seeds, "conditions": conds,
+    ...             "cold_start": {"verdict_acc": {"values": [0.5] * len(seeds)}},
+    ...             "sensitivity": {"sensitivity": {}},
+    ...             "history": [{"seed": s, "condition": c, "step": 1, "test_verdict_acc": 0.6}
+    ...                         for s in seeds for c in conds]}
+    >>> out = join_conditions(rec(["a"], [0, 1]), rec(["b"], [0, 1]), rec(["c"], [1]))
+    >>> sorted(out["final"]["condition"].unique()), out["shared_seeds_each"], out["cold_start_max_diff"]
+    (['a', 'b', 'c'], [[0, 1], [1]], [0.0, 0.0])
     """
+    histories, each, diffs = [], [], []
+    for o in (other, *more):
+        h, shared, diff = _conditions_of(summary, o, atol)
+        histories.append(h)
+        each.append(shared)
+        diffs.append(diff)
+    a = frames_from_summary(summary)
+    history = pd.concat([a["history"], *histories], ignore_index=True)
+    return {"history": history, "final": final_frame(history), "sensitivity": a["sensitivity"],
+            "shared_seeds": each[0], "shared_seeds_each": each, "cold_start_max_diff": diffs}
+
+
+def _conditions_of(summary: dict, other: dict, atol: float) -> tuple[pd.DataFrame, list, float]:
+    """``other``'s history on the seeds it shares with ``summary`` (checked: equal configs, cold starts
+    equal to ``atol``, no condition in both), those seeds and the largest cold-start difference."""
     if summary.get("config") != other.get("config"):
         raise ValueError("other: its config differs from the summary's; its seeds do not share their setups")
     twice = sorted(set(summary["conditions"]) & set(other["conditions"]))
@@ -129,15 +161,15 @@ def join_conditions(summary: dict, other: dict) -> dict:
     cold_a = {m: dict(zip(summary["seeds"], v["values"])) for m, v in summary["cold_start"].items()}
     cold_b = {m: dict(zip(other["seeds"], v["values"])) for m, v in other["cold_start"].items()}
     shared = sorted(set(summary["seeds"]) & set(other["seeds"]))
-    for m in set(cold_a) & set(cold_b):
-        bad = [s for s in shared if not np.isclose(cold_a[m][s], cold_b[m][s], rtol=0, atol=1e-12)]
+    diff = 0.0
+    for m in sorted(set(cold_a) & set(cold_b)):
+        gaps = {s: abs(cold_a[m][s] - cold_b[m][s]) for s in shared}
+        bad = [s for s, g in gaps.items() if not g <= atol]
         if bad:
             raise ValueError(f"other: seeds {bad} have another cold start ({m}); they do not share their setups")
-    a, b = frames_from_summary(summary), frames_from_summary(other)
-    keep = b["history"]["seed"].isin(shared)
-    history = pd.concat([a["history"], b["history"][keep]], ignore_index=True)
-    return {"history": history, "final": final_frame(history), "sensitivity": a["sensitivity"],
-            "shared_seeds": shared}
+        diff = max([diff, *gaps.values()])
+    b = frames_from_summary(other)
+    return b["history"][b["history"]["seed"].isin(shared)], shared, float(diff)
 
 
 def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "transfer_rule", "rationalisation",
