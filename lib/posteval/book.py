@@ -628,6 +628,27 @@ def default_profile() -> str:
     return "full" if device_name().startswith("cuda") else "ci"
 
 
+def _run_chapters(sources: list[Path], profile: str, overrides: dict) -> None:
+    """Execute ``sources`` at ``profile`` with a bar over their estimated seconds (the ``run`` command)."""
+    estimates = {src.stem: estimated_seconds(src.stem, profile) for src in sources}
+    known = [v for v in estimates.values() if v]
+    fallback = sum(known) / len(known) if known else 60.0
+    # the book's bar counts estimated seconds (each chapter's last run): its rate is this machine's pace
+    # against those runs, and its time left the remaining chapters' estimates at that pace
+    bar = tqdm(total=round(sum(v or fallback for v in estimates.values())), desc=f"book ({profile})",
+               unit="s est", position=0)
+    for src in sources:
+        expected = estimates[src.stem]
+        tqdm.write(f"{src.stem}: started; last run {expected:.0f} s" if expected else f"{src.stem}: started; no earlier run")
+        bar.set_postfix_str(src.stem)
+        res = run_chapter(src, profile, overrides=overrides, progress=True)
+        bar.update(round(expected or fallback))
+        n_numbers = len([k for k in res if k != META])
+        tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s ({res[META]['cpu_seconds']:.0f} CPU-s), {n_numbers} numbers "
+                   f"-> book/results/{src.stem}.json")
+    bar.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line ``python -m posteval.book run|reference``; returns the exit code (2: a bad argument)."""
     parser = argparse.ArgumentParser(prog="python -m posteval.book", description=__doc__.split("\n")[0])
@@ -665,23 +686,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        estimates = {src.stem: estimated_seconds(src.stem, profile) for src in sources}
-        known = [v for v in estimates.values() if v]
-        fallback = sum(known) / len(known) if known else 60.0
-        # the book's bar counts estimated seconds (each chapter's last run): its rate is this machine's pace
-        # against those runs, and its time left the remaining chapters' estimates at that pace
-        bar = tqdm(total=round(sum(v or fallback for v in estimates.values())), desc=f"book ({profile})",
-                   unit="s est", position=0)
-        for src in sources:
-            expected = estimates[src.stem]
-            tqdm.write(f"{src.stem}: started; last run {expected:.0f} s" if expected else f"{src.stem}: started; no earlier run")
-            bar.set_postfix_str(src.stem)
-            res = run_chapter(src, profile, overrides=overrides, progress=True)
-            bar.update(round(expected or fallback))
-            n_numbers = len([k for k in res if k != META])
-            tqdm.write(f"{src.stem}: {res[META]['seconds']:.1f} s ({res[META]['cpu_seconds']:.0f} CPU-s), {n_numbers} numbers "
-                       f"-> book/results/{src.stem}.json")
-        bar.close()
+        _run_chapters(sources, profile, overrides)
     else:
         seconds = {}
         for src in tqdm(sources, desc="reference notebooks", unit="chapter"):

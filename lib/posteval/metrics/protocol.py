@@ -603,6 +603,9 @@ def evaluate_models(name_to_samples: Mapping[str, ArrayLike], truth: ArrayLike, 
     Every argument is checked before any scoring (a ValueError naming it). The numbers are those
     of :func:`~posteval.metrics.report.protocol_table`; no number depends on the order of the draws.
 
+    Why this size: one keyword per option of ``protocol-report``, with the same names, so that the
+    Python call and the command line say the same thing and a user moves between them by name.
+
     References: Gneiting and Raftery (2007), *J. Amer. Statist. Assoc.* 102, eqs. 21-22 (CRPS,
     energy score); Gneiting, Balabdaoui and Raftery (2007), *J. R. Statist. Soc. B* 69 (calibration);
     Holm (1979), *Scand. J. Statist.* 6 (the leads); Pearson (1900) (the spectrum's chi-square).

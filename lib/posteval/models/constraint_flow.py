@@ -153,6 +153,11 @@ def constraint_flow_samples(model: EventConstraintFlow, context: Sequence[torch.
     :func:`~posteval.physics.constraint_sampling.root_features` to the model's standardised ones).
     ``temperature`` scales the flow's base draws of s (1: the model; above 1 wider constraint
     variables, the pairing and root choices unchanged): the one width a recalibration may fit.
+
+    Why this size: the model, its tensors and the same events as arrays, the map to c, m and the seed
+    define the draws; fallback, rounds and batch_size are the shared loop's stated knobs, root_standard
+    the scorer's standardisation and temperature the recalibration's width, each set by the chapter by
+    name (bundled, a reader could not see which one a run changed).
     """
     temperature = check_temperature(temperature)
     training = model.training

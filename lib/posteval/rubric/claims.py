@@ -32,9 +32,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import numformat
 from ..margins import registered, value
 from ..metrics.claims import Claim, evaluate_claims
 from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
+from .report import final_frame
 
 #: Name of the cold-start "condition" (step 0 of any condition of the seed).
 COLD = "cold_start"
@@ -260,8 +262,6 @@ def add_at_step(final: pd.DataFrame, history: pd.DataFrame, condition: str, step
     >>> add_at_step(f, h, "n", 8, "n_early")[["condition", "step", "verdict_acc"]].values.tolist()
     [['n', 16, 0.7], ['n_early', 0, 0.5]]
     """
-    from .report import final_frame
-
     ev = history[(history["condition"] == condition) & (history["step"] <= int(step))]
     if ev.empty:
         raise ValueError(f"condition {condition!r} has no evaluation at or before step {step}")
@@ -278,8 +278,6 @@ def why(row: Mapping, claim: Claim) -> str:
     >>> why({"word": "yes", "estimate": 0.05, "lo": 0.02, "hi": 0.08, "p_holm": 0.004, "n_seeds": 40}, c)
     'difference 0.050\\xa0[0.020,\\xa00.080] lies above 0 (40 seeds, Holm p 0.00400)'
     """
-    from .. import numformat
-
     word, n = row.get("word"), row.get("n_seeds")
     if word == "not testable":
         return "not measured in the records shown"
