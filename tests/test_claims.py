@@ -100,16 +100,16 @@ def test_claims_overview_gives_each_claim_its_words_measure_verdict_and_why():
                                                "gated": _iv(0.3, 0.0, 0.05, 1)},
                             not_testable={"gated": "model b fails the W-mass check"})
     view = claims_overview(table, [claims[2], claims[0], claims[1], claims[3]])
-    assert view.index.tolist() == ["x and y (paper)", "x is positive (this book)", "y is negative (paper)",
-                                   "z is positive (paper)"]
-    assert view.columns.tolist() == ["source", "measured", "verdict", "why"]
-    assert view.loc["x is positive (this book)", "verdict"] == "yes"
-    assert view.loc["x is positive (this book)", "measured"] == numformat.one_line(
+    assert view.index.tolist() == ["x and y (paper) (paper)", "x is positive (this book) (this book)",
+                                   "y is negative (paper) (paper)", "z is positive (paper) (paper)"]
+    assert view.columns.tolist() == ["measured", "verdict", "why"]
+    assert view.loc["x is positive (this book) (this book)", "verdict"] == "yes"
+    assert view.loc["x is positive (this book) (this book)", "measured"] == numformat.one_line(
         numformat.interval(*table.loc["up", ["estimate", "lo", "hi"]]))
-    assert view.loc["y is negative (paper)", "verdict"] == "no"
-    assert view.loc["z is positive (paper)", "verdict"] == "not testable"
-    assert view.loc["z is positive (paper)", "why"] == "model b fails the W-mass check"
-    assert view.loc["x and y (paper)", "measured"] == numformat.MISSING
-    assert view.loc["x and y (paper)", "verdict"] == "no" and "1 of 2 parts" in view.loc["x and y (paper)", "why"]
+    assert view.loc["y is negative (paper) (paper)", "verdict"] == "no"
+    assert view.loc["z is positive (paper) (paper)", "verdict"] == "not testable"
+    assert view.loc["z is positive (paper) (paper)", "why"] == "model b fails the W-mass check"
+    assert view.loc["x and y (paper) (paper)", "measured"] == numformat.MISSING
+    assert view.loc["x and y (paper) (paper)", "verdict"] == "no" and "1 of 2 parts" in view.loc["x and y (paper) (paper)", "why"]
     with pytest.raises(ValueError, match="not a claim of the table"):
         claims_overview(table, [Claim("other", "z (paper)", "z", "a")])

@@ -136,7 +136,7 @@ WHY = {
 
 def claims_overview(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
     """The table a chapter opens with, one row per claim of ``claims`` (in that order): the claim in its
-    source's words, whose claim it is, what was measured (the effect and its interval, "–" for a claim of
+    source's words with whose claim it is, what was measured (the effect and its interval, "–" for a claim of
     parts), the verdict, and why in one line (:data:`WHY`; a claim that is not testable gives its reason,
     a claim of parts how many of its parts hold).
 
@@ -165,9 +165,9 @@ def claims_overview(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFram
         else:
             why = WHY.get(word, "")
         measured = numformat.MISSING if c.parts else numformat.one_line(_interval_text(r))
-        rows.append({"claim": c.sentence, "source": r["source"] or numformat.MISSING, "measured": measured,
+        rows.append({"claim (its source)": f"{c.sentence} ({r['source'] or numformat.MISSING})", "measured": measured,
                      "verdict": word, "why": why})
-    return pd.DataFrame(rows).set_index("claim")
+    return pd.DataFrame(rows).set_index("claim (its source)")
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:

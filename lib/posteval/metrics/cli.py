@@ -331,6 +331,9 @@ def payload(result: ProtocolResult) -> dict[str, object]:
     """The content of ``protocol.json``: the bottom line and its warnings first, then the sentences,
     the tables (records, NaN as null, RFC 8259), the checks, the notes, the glossary and the provenance.
 
+    Reference: T. Bray (ed.) (2017), "The JavaScript Object Notation (JSON) Data Interchange Format",
+    RFC 8259, Section 6 (no NaN or infinity in JSON numbers, hence null).
+
     >>> import pandas as pd
     >>> empty = pd.DataFrame()
     >>> r = ProtocolResult("Trust flow.", [], [], empty, empty, empty, empty, empty, [], {}, {}, {})

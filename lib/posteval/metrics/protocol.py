@@ -149,6 +149,9 @@ def check_inputs(inputs: Inputs, *, max_gb: float | None = MAX_GB) -> dict[str, 
     copies each, plus the per-event values, 8 n d (k + 2) bytes per model for k ~ 6 values.
     Raises :class:`~.array_files.InputFileError` (a ValueError) naming the input.
 
+    Reference: the spectrum's chi-square needs spread in every binned variable (Pearson (1900), *Phil.
+    Mag.* 50, 157: expected counts above zero); the float64 size is IEEE 754-2019, Section 3.6.
+
     >>> truth = np.arange(4.0)
     >>> src = ArraySource("flow", (4, 3), lambda rows: iter([np.zeros((4, 3))]))
     >>> check_inputs(Inputs(truth, "truth", {"flow": (src, "samples")}, dim_names=["x"]))["read_gb"] > 0
