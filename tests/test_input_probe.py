@@ -38,6 +38,7 @@ CASES = {
     "crps_ensemble": (("samples", "truth"), (S1, T1), {}),
     "crps_normal": (("mu", "sigma", "truth"), (P1, np.ones(N), T1), {}),
     "energy_score_ensemble": (("samples", "truth"), (S2, T2), {}),
+    "mmd_squared_ensemble": (("samples", "reference"), (S2, S2), {}),
     "mean_abs_difference": (("samples",), (S1,), {}),
     "chi2_spectrum": (("samples", "truth"), (P1, T1), {}),
     "spectrum_test": (("samples", "truth"), (P1, T1), {"n_resamples": 20}),

@@ -85,8 +85,11 @@ def _log(proc) -> str:
     return f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
-def test_make_book_ends_with_the_html_and_the_pdf(tmp_path):
-    root = scratch_book(tmp_path)
+def test_make_book_ends_with_the_html_and_the_pdf_and_keeps_what_it_executed(tmp_path):
+    # one make book serves two checks (each run costs a kernel, a jupyter-book build and a Chromium PDF): the
+    # book ends with its HTML, PDF and record, and a warning that only the executed chapter prints (a planted
+    # cell) does not stop make book but is in what it executed, where `make test` finds it
+    root = scratch_book(tmp_path, cell='import warnings\n\nwarnings.warn("planted warning")')
     proc = make_book(root)
     assert proc.returncode == 0, _log(proc)
     assert (root / "_build" / "html" / "index.html").exists()
@@ -95,7 +98,8 @@ def test_make_book_ends_with_the_html_and_the_pdf(tmp_path):
     record = json.loads((root / "book" / "results" / "01_tiny.json").read_text())
     assert record["answer"] == 42 and record[book.META]["profile"] == "ci"
     assert not (book.ROOT / "book" / "results" / "01_tiny.json").exists(), "the runner wrote into the checkout"
-    assert problems(json.loads((root / "book" / "executed" / "01_tiny.ipynb").read_text())) == []
+    found = problems(json.loads((root / "book" / "executed" / "01_tiny.ipynb").read_text()))
+    assert found and all("planted warning" in f for f in found), found
 
 
 @pytest.mark.parametrize("cell, toc_extra, message", [
@@ -109,14 +113,6 @@ def test_a_planted_fault_fails_make_book(tmp_path, cell, toc_extra, message):
     assert proc.returncode != 0, _log(proc)
     assert message in proc.stdout + proc.stderr, _log(proc)
     assert not (root / "_build" / "pdf").exists(), "a PDF was made of a book that failed"
-
-
-def test_a_warning_only_the_executed_cell_prints_fails_the_check_of_what_make_book_executed(tmp_path):
-    root = scratch_book(tmp_path, cell='import warnings\n\nwarnings.warn("planted warning")')
-    proc = make_book(root)
-    assert proc.returncode == 0, _log(proc)
-    found = problems(json.loads((root / "book" / "executed" / "01_tiny.ipynb").read_text()))
-    assert any("planted warning" in f for f in found), found
 
 
 def test_the_book_root_doctests():

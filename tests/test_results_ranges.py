@@ -30,6 +30,9 @@ NON_NEGATIVE = {
     # physics consistency (chapter 3): MET closure is a mean |vector difference| in GeV; the m(tt) core
     # width half an interquartile range (fractions such as top_window_fraction end in _fraction)
     "met_closure", "mtt_resolution",
+    # chapter 5: the energy score, the re-simulation error (a mean squared distance) and spectrum widths (ratios
+    # of standard deviations); the MMD^2 is left out: its unbiased estimate can be below zero
+    "energy", "resim_error", "width",
 }
 #: ...and every name ending in one of these (fractions of events in [0, 1], e.g. w_window_fraction)
 NON_NEGATIVE_SUFFIXES = ("_fraction",)

@@ -73,6 +73,17 @@ REGISTRY: dict[str, dict] = {
         "set_at": "issue 43 (2026-12-06), from the sqrt(2) of a single sample (before the data it decides; the "
                   "issue had quoted the ci RMSEs 1.005 and 0.999)",
     },
+    "05.resim_margin": {
+        "value": 0.5,
+        "unit": "re-simulation error in units of 2 sigma^2 (an exact posterior draw's expected squared miss), "
+                "model minus exact draws",
+        "reason": "an exact posterior draw's end point misses the observation by 2 sigma^2 on average (the "
+                  "measurement's noise in two coordinates); a sampler whose draws miss by at most one noise "
+                  "variance more (half of that) puts its poses' end points within the measurement's own "
+                  "precision of where the exact poses put them, and its draws serve as poses of the "
+                  "observation. Fixed in the noise's units, not from the sample's spread",
+        "set_at": "issue 46 (2026-12-06), with the chapter, before its first ci outputs (before the data)",
+    },
     "02.flow_mean_chi2_margin": {
         "value": 0.5,
         "unit": "chi2/ndf of the flow-sample mean's spectrum / the MSE regression's, minus 1",

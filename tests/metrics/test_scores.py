@@ -128,3 +128,41 @@ def test_overflow_is_avoided_in_rmse_and_crps():
     assert metrics.mae(big, -big) == pytest.approx(3e154)
     s = np.array([[1e308, 1e308, 5e307]])
     np.testing.assert_allclose(metrics.crps_ensemble(s, np.array([1e308])), [5e307 / 3 - 5e307 * 2 / 9], rtol=1e-12)
+
+
+def test_mmd_squared_is_unbiased_and_separates_a_point_from_its_posterior():
+    rng = np.random.default_rng(3)
+    ref = rng.normal(size=(400, 40, 3))
+    same = metrics.mmd_squared_ensemble(rng.normal(size=(400, 40, 3)), ref)
+    iv = same.mean(), 3 * same.std() / np.sqrt(len(same))
+    assert abs(iv[0]) < iv[1]  # unbiased: zero within three standard errors
+    shifted = metrics.mmd_squared_ensemble(rng.normal(size=(400, 40, 3)) + 0.5, ref)
+    point = metrics.mmd_squared_ensemble(np.zeros((400, 3)), ref)
+    assert shifted.mean() > 10 * iv[1] and point.mean() > shifted.mean()
+    # a point and the same point as one draw are the same point mass
+    np.testing.assert_allclose(point, metrics.mmd_squared_ensemble(np.zeros((400, 1, 3)), ref))
+
+
+def test_mmd_squared_by_hand_and_in_chunks():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(3, 4, 2)), rng.normal(size=(3, 5, 2))
+    k = lambda u, v: sum(np.exp(-0.5 * np.sum((u - v) ** 2) / h**2) for h in (0.1, 0.5, 2.0))  # noqa: E731
+    for i in range(3):
+        xx = np.mean([k(a[i, j], a[i, l]) for j in range(4) for l in range(4) if j != l])
+        yy = np.mean([k(b[i, j], b[i, l]) for j in range(5) for l in range(5) if j != l])
+        xy = np.mean([k(a[i, j], b[i, l]) for j in range(4) for l in range(5)])
+        assert metrics.mmd_squared_ensemble(a, b)[i] == pytest.approx(xx + yy - 2 * xy, rel=1e-12)
+    big_a, big_b = rng.normal(size=(3000, 30, 4)), rng.normal(size=(3000, 30, 4))  # several chunks
+    whole = metrics.mmd_squared_ensemble(big_a, big_b)
+    np.testing.assert_allclose(whole[2500:], metrics.mmd_squared_ensemble(big_a[2500:], big_b[2500:]))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(samples=np.zeros((3, 4, 2)), reference=np.zeros((3, 1, 2))), "reference"),
+    (dict(samples=np.zeros((3, 4, 2)), reference=np.zeros((4, 5, 2))), "samples and reference"),
+    (dict(samples=np.zeros((3, 4, 2)), reference=np.zeros((3, 5, 2)), bandwidths=(0.0,)), "bandwidths"),
+    (dict(samples=np.zeros((3, 4, 2)), reference=np.zeros((3, 5, 2)), bandwidths=()), "bandwidths"),
+])
+def test_mmd_squared_refuses_bad_input_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        metrics.mmd_squared_ensemble(**kwargs)

@@ -17,8 +17,8 @@ float64 range (no square over- or underflows); a result that itself lies outside
 raises instead of returning inf. ``tests/test_input_probe.py`` tries every public array function
 with a dozen kinds of bad input in each array argument.
 
-Modules: :mod:`.scores` (rmse, mae, crps_ensemble, crps_normal, energy_score_ensemble, the reconstruction
-scores), :mod:`.spectrum`
+Modules: :mod:`.scores` (rmse, mae, crps_ensemble, crps_normal, energy_score_ensemble, mmd_squared_ensemble, the
+reconstruction scores), :mod:`.spectrum`
 (chi2_spectrum, spectrum_test), :mod:`.coverage` (pit, coverage curves, conformal coverage,
 noise floor, local coverage), :mod:`.uncertainty` (paired bootstrap, compare), :mod:`.report`
 (protocol_report; event_values and protocol_table for chunked scoring), :mod:`.calibration` (signed coverage with
@@ -85,7 +85,7 @@ from .intervals import (Interval, Measurements, binomial_tail_pvalue, bootstrap_
 from .protocol import ProtocolResult, evaluate_models
 from .report import EventValues, concat_event_values, event_values, protocol_report, protocol_table
 from .scores import (crps_ensemble, crps_normal, energy_score_ensemble, energy_score_reconstruction, mae,
-                     mean_abs_difference, one_per_event, rmse, scores_reconstruction)
+                     mean_abs_difference, mmd_squared_ensemble, one_per_event, rmse, scores_reconstruction)
 from .scores import crps, energy_score, joint_energy_score, per_event_scores  # noqa: F401  deprecated aliases (0.4.0: gone)
 from .spectrum import SpectrumTest, chi2_spectrum, chi2_spectrum_replicates, spectrum_test
 from .uncertainty import (
@@ -106,6 +106,7 @@ __all__ = [
     "replicate_interval",
     "seed_interval",
     "energy_score_reconstruction",
+    "mmd_squared_ensemble",
     "one_per_event",
     "scores_reconstruction",
     "DEFAULT_LEVELS",
