@@ -13,7 +13,8 @@ under `make test-fast` a book built from the reference notebooks):
   (1,280 x 2,000 px) in ``_build/test-artifacts/`` (``page_heights.json``, ``<page>-opening.png``);
 * figures numbered by chapter ("Figure 2.3"), front and back matter without a chapter number;
 * every page links its source and downloads its notebook, its MyST source and the book's PDF (a
-  page of a chapter: the chapter's source chapters/NN_name.md and its whole executed notebook);
+  page of a chapter: the chapter's source chapters/NN_name.md and its whole executed notebook, and the line
+  `make lab CHAPTER=NN`, which opens that chapter in JupyterLab);
 * every link between pages of the book lands on a page and an anchor that exist;
 * the PDF (``make pdf``: ``_ext/book_pdf.py``) has every chapter's title and every figure number.
 
@@ -25,6 +26,7 @@ import html as html_lib
 import importlib.util
 import json
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path, PurePosixPath
@@ -527,6 +529,16 @@ def test_every_page_links_its_source_and_downloads(built_site, executed_chapters
             book.ROOT / "chapters" / f"{chapter}.md").read_bytes(), "the linked .md is not the chapter's source"
         assert ipynb.get_text() == ".ipynb" and (built_site / f"{doc}.html").parent.joinpath(ipynb["href"]).read_bytes() == (
             executed_chapters / f"{chapter}.ipynb").read_bytes(), "the .ipynb offered is not the whole executed chapter"
+        run = links.select_one("p.source-links-run")
+        assert run is not None and f"make lab CHAPTER={chapter[:2]}" in run.get_text() and (
+            f"python -m posteval.book run {chapter[:2]}" in run.get_text()), f"{_id(doc)}: no line on opening it in JupyterLab"
+
+
+@pytest.mark.parametrize("chapter", sorted({_id(docs[0]) for docs in CHAPTERS.values()}))
+def test_make_lab_opens_the_chapter_a_page_names(chapter):
+    """The line each chapter page shows, `make lab CHAPTER=NN`, starts JupyterLab on that chapter's source."""
+    dry = subprocess.run(["make", "-n", "lab", f"CHAPTER={chapter[:2]}"], cwd=book.ROOT, capture_output=True, text=True)
+    assert dry.returncode == 0 and dry.stdout.rstrip().endswith(f"chapters/{chapter}.md"), dry.stdout[-300:] + dry.stderr
 
 
 def test_the_source_link_check_flags_a_page_without_them(tmp_path):
