@@ -6,7 +6,8 @@
 #               executed chapters against their references (nbval's rules), the HTML, PDF and JupyterLab checks
 #   make test-fast   the inner loop: every test that executes no chapter (page checks on the reference notebooks)
 #   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
-#   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks)
+#   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks) on chapter 1;
+#               CHAPTER=03 (or 03_top_quark) opens chapters/03_top_quark.md instead
 #   make pdf    the whole book as one PDF from the built HTML (headless Chromium): _build/pdf/pointwise-metrics-mislead.pdf
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,6 +20,9 @@ MATHJAX_VERSION := 3.2.2
 PROFILE ?= auto
 # more arguments for the runner, e.g. RUN_ARGS="01 --set n_eval=20000"
 RUN_ARGS ?=
+# the chapter `make lab` opens: its number (03) or its name (03_top_quark)
+CHAPTER ?= 01
+LAB_CHAPTER = $(firstword $(wildcard chapters/$(CHAPTER)*.md))
 # the book this Makefile builds is the one in its own folder (posteval.paths), wherever the package lies
 export POSTEVAL_BOOK_ROOT := $(CURDIR)
 # chapter 3's event files: the checkout's data_cache/ (the library's own default is the user's cache folder)
@@ -87,8 +91,9 @@ test-other-machine:
 # tables and references as the HTML book does (posteval.lab), .md opens as a notebook (its .ipynb
 # twin is not listed), kernels over IPC. LAB_ARGS passes options through (e.g. LAB_ARGS="--no-browser --port=8899").
 lab: setup
+	@test -n "$(LAB_CHAPTER)" || { echo "make lab: no chapter chapters/$(CHAPTER)*.md (CHAPTER=01, 02, ...)" >&2; exit 2; }
 	JUPYTER_CONFIG_PATH=$(CURDIR)/jupyter-config $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR) \
-	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) chapters/01_total_variance.md
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) $(LAB_CHAPTER)
 
 clean:
 	rm -rf _build book/*.ipynb book/executed book/results

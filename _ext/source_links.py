@@ -15,6 +15,9 @@ relatively.
   written beside it by jupytext (``_sources/book/intro.ipynb``), so that every page opens in Jupyter.
 * The whole book as one PDF (``make pdf``) is ``source_links_pdf`` at the root of the output.
 
+A page of a chapter also says how to open the chapter in JupyterLab (``make lab CHAPTER=NN``) and run it
+with the book's runner (``p.source-links-run``).
+
 The links go at the end of the article (``div.source-links``) and into the theme's download menu
 (sphinx-book-theme's button group "download-buttons"), in place of its "print this page".
 """
@@ -130,7 +133,18 @@ def links_html(files: dict, url) -> str:
     downloads = [a(k, label) for k, label in (("ipynb", ".ipynb"), ("md", ".md"), ("pdf", "PDF of the whole book"))
                  if k in files]
     parts.append("Download: " + ", ".join(downloads))
-    return f'<div class="source-links" role="note"><p>{" · ".join(parts)}</p></div>'
+    return f'<div class="source-links" role="note"><p>{" · ".join(parts)}</p>{run_html(files)}</div>'
+
+
+def run_html(files: dict) -> str:
+    """On a page of a chapter, how to open the chapter in JupyterLab and run it from a clone ("" elsewhere)."""
+    if "chapter" not in files:
+        return ""
+    number, md = files["chapter"][:2], html.escape(files.get("md_name", f"chapters/{files['chapter']}.md"))
+    return (f'<p class="source-links-run">Open this chapter in JupyterLab: <code>make lab CHAPTER={number}</code> '
+            f'(opens <code>{md}</code>, the stored outputs already shown); run it whole: '
+            f'<code>python -m posteval.book run {number}</code>, a parameter changed with '
+            f'<code>--set NAME=VALUE</code>.</p>')
 
 
 def _buttons(files: dict, url) -> list[dict]:

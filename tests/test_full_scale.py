@@ -28,12 +28,14 @@ def test_a_record_with_provenance_is_loaded_and_described(tmp_path):
     record["meta"]["overrides"] = {"n": {"profile": 1000000, "used": 200000},
                                    "enc": {"profile": {"width": 256, "heads": 8, "bias": True},
                                            "used": {"width": 32, "heads": 8, "bias": False}},
-                                   "sched": {"profile": {"warmup": 2}, "used": None}}
+                                   "sched": {"profile": {"warmup": 20000}, "used": None},
+                                   "sizes": {"profile": [1000, 10000, 1000000], "used": [1000, 200000]}}
     table = fs.overrides_table(record)
     assert table.to_dict("index") == {"n": {"full profile": "1,000,000", "used": "200,000"},
                                       "enc.bias": {"full profile": "true", "used": "false"},
                                       "enc.width": {"full profile": "256", "used": "32"},
-                                      "sched": {"full profile": '{"warmup": 2}', "used": "null"}}
+                                      "sched": {"full profile": '{"warmup": 20,000}', "used": "null"},
+                                      "sizes": {"full profile": "[1,000; 10,000; 1,000,000]", "used": "[1,000; 200,000]"}}
     line = fs.shrunk_line(record, ["n", "enc", "sched"])
     assert line == "n 1,000,000 → 200,000, enc (2 settings), sched (replaced)"
     assert fs.shrunk_line(record, ["m"]) == "none"

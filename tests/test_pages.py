@@ -3,6 +3,7 @@ pages the split makes, every line of the chapter lands on one page, each page st
 and carries the glued values it shows. Read from the reference notebooks; nothing is executed."""
 
 import json
+import re
 
 import nbformat
 import pytest
@@ -51,7 +52,7 @@ def _unsplit(page_cells, promoted: bool) -> tuple[list[str], list[str]]:
         text = cell.source.split("\n")
         for i, line in pages.prose_lines(text):
             if promoted and pages._HEADING.match(line):
-                text[i] = "#" + line
+                text[i] = "#" + re.sub(r"^# \d+\. (?=\D)", "# ", line)  # "# 3. Exercises": "## Exercises" in the chapter
         lines += [line for line in text if line.strip()]
     return lines, code
 
@@ -110,7 +111,7 @@ def _glued(key):
 def test_a_chapter_is_split_at_its_numbered_sections_with_their_labels():
     made = pages.split_chapter(_chapter(), "02_a")
     assert [(p.name, p.title) for p in made] == [("02_a", "2. A chapter"), ("02_a_1", "2.1 The problem"),
-                                                 ("02_a_2", "2.2 Figures"), ("02_a_exercises", "Exercises")]
+                                                 ("02_a_2", "2.2 Figures"), ("02_a_exercises", "2. Exercises")]
     opening, first, second, exercises = (p.notebook.cells for p in made)
     assert opening[-2].source == "Closing words." and "## In brief" in opening[1].source
     assert first[1].source.startswith("(sec-a)=\n(sec-a2)=\n# 2.1 The problem\n")
@@ -121,7 +122,7 @@ def test_a_chapter_is_split_at_its_numbered_sections_with_their_labels():
     assert opening[0].metadata["tags"] == ["remove-cell"]
     assert [o.metadata["scrapbook"]["name"] for o in first[0].outputs] == ["x.a"]
     assert [o.metadata["scrapbook"]["name"] for o in second[0].outputs] == ["x.a"]
-    assert [c.cell_type for c in exercises] == ["markdown"] and exercises[0].source == "# Exercises\n\nNone."
+    assert [c.cell_type for c in exercises] == ["markdown"] and exercises[0].source == "# 2. Exercises\n\nNone."
     assert opening[-1].source.endswith("* {doc}`02_a_1`\n* {doc}`02_a_2`\n* {doc}`02_a_exercises`")
 
 

@@ -4,13 +4,17 @@ under `make test-fast` a book built from the reference notebooks):
 
 * one number format in the prose: no "nan", "NaN", "inf", claim keys ("claim.rmse...") or
   e-notation ("2.0e-02") outside code and math;
+* nothing raw or cut in the rendered text (issue 47): no number with more than 6 significant digits, no
+  integer of 10,000 or more without a thousands separator, no "seed(s)", no "87 rows × 3 columns" and no
+  table row of "…" (pandas cut the table); no commit hash outside a collapsed "About this run" box;
 * in headless Chromium at a 1,280 px window: every table fits the text column, at most 8 code
   cells shown per chapter page, each at most 30 lines, no code block cut at the right; the same
   run keeps every page's height and, under `make test`, a screenshot of each chapter's opening
   (1,280 x 2,000 px) in ``_build/test-artifacts/`` (``page_heights.json``, ``<page>-opening.png``);
 * figures numbered by chapter ("Figure 2.3"), front and back matter without a chapter number;
 * every page links its source and downloads its notebook, its MyST source and the book's PDF (a
-  page of a chapter: the chapter's source chapters/NN_name.md and its whole executed notebook);
+  page of a chapter: the chapter's source chapters/NN_name.md and its whole executed notebook, and the line
+  `make lab CHAPTER=NN`, which opens that chapter in JupyterLab);
 * every link between pages of the book lands on a page and an anchor that exist;
 * the PDF (``make pdf``: ``_ext/book_pdf.py``) has every chapter's title and every figure number.
 
@@ -22,6 +26,7 @@ import html as html_lib
 import importlib.util
 import json
 import re
+import subprocess
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -107,6 +112,130 @@ def test_the_number_check_flags_every_artefact():
 
 def test_the_number_check_passes_the_book_format():
     assert prose_problems(GOOD_PROSE) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 1b. Nothing raw or cut on a page (issue 47): long numbers, bare large integers, "(s)", cut tables
+
+#: a number as the prose writes it: digits with thousands separators, a decimal part; not part of a word,
+#: a version ("2.13.0"), a path or an identifier ("H200", "#3", "10.1103/...")
+NUMBER = re.compile(r"(?<![\w.,/:#])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/]|[.,]\d)")
+#: "seed(s)", "worker(s)": a plural the page did not decide
+UNDECIDED_PLURAL = re.compile(r"\w\(s\)")
+#: pandas' footer of a truncated table ("87 rows × 3 columns")
+TRUNCATED = re.compile(r"\d[\d,]* rows × \d[\d,]* columns")
+ELLIPSIS_CELLS = {"…", "..."}
+MAX_SIGNIFICANT, MAX_BARE = 6, 10_000
+
+
+def _significant(text: str) -> int:
+    """Significant digits of "0.80000000000000016" (17) or "1,234,567" (7); an integer's trailing
+    zeros are not significant ("1,000,000": 1), a decimal's are ("0.500": 3)."""
+    digits = text.replace(",", "")
+    whole, _, decimals = digits.partition(".")
+    return len((whole + decimals).lstrip("0")) if decimals else len(whole.strip("0"))
+
+
+def raw_text_problems(page_html: str) -> list[str]:
+    """Each place a built page shows a number raw, a "(s)" or a cut table: a number with more than
+    6 significant digits, a bare integer of at least 10,000 without a thousands separator, an
+    undecided plural "(s)", pandas' "N rows × M columns" or a table row of "…" only.
+
+    The rendered text is read outside code and math (prose, tables, captions, outputs); the
+    bibliography's entries and the text of links out of the book are left out: an arXiv id
+    ("1808.04730"), a DOI, a volume or a page range is the source's own number, not the book's."""
+    article = BeautifulSoup(page_html, "html.parser").find("article")
+    if article is None:
+        raise ValueError("no <article> element: not a page of the built book")
+    rows = [[c.get_text(strip=True) for c in row.find_all(["td", "th"])] for row in article.find_all("tr")]
+    cut = [f"a row of {' | '.join(cells)}" for cells in rows if set(cells) - {""} and set(cells) - {""} <= ELLIPSIS_CELLS]
+    text = prose_text(article, skip=(".highlight", ".cell_input", ".math", ".citation", "a.reference.external"))
+    numbers = [m for m in NUMBER.finditer(text)
+               if _significant(m.group()) > MAX_SIGNIFICANT
+               or ("," not in m.group() and "." not in m.group() and int(m.group()) >= MAX_BARE)]
+    around = [text[max(m.start() - 30, 0):m.end() + 30] for m in numbers]
+    return around + hits(UNDECIDED_PLURAL, text) + hits(TRUNCATED, text) + cut
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_nothing_on_a_page_is_raw_or_cut(built_site, doc):
+    found = raw_text_problems((built_site / f"{doc}.html").read_text())
+    assert not found, f"{_id(doc)}: {len(found)} raw numbers, plurals or cut tables: {found[:12]}"
+
+
+BAD_RAW = """<article><p>Its worst is 0.80000000000000016 [0.80000000000000004, 0.80000000000000016]; 7139 events
+of 12345 and 1,234,567 pairs; 3 seed(s) on 2 worker(s).</p>
+<table><tr><th>n</th><td>40000</td></tr><tr><th>...</th><td>...</td></tr><tr><th></th><td>…</td><td>…</td></tr></table>
+<p>87 rows × 3 columns</p></article>"""
+GOOD_RAW = """<article><p>Its worst is 0.800 [0.800, 0.800]; 7,139 events of 12,345, 1,000,000 generated, 0.12345
+in 2026 (2026-12-04), torch 2.13.0 on an H200 with 143,771 MiB; 3 seeds, 1.08 × 10⁻¹⁴.</p>
+<table><tr><th>n</th><td>40,000</td></tr><tr><td>… and 3 more</td><td>5</td></tr></table>
+<div class="cell_input"><pre>n = 1000000; x = 0.80000000000000016  # seed(s)</pre></div>
+<p><span class="math notranslate">\\(10^{12345678}\\)</span> <a class="reference external"
+href="https://arxiv.org/abs/1808.04730">arXiv:1808.04730</a>, doi 10.1103/PhysRevD.12345.</p>
+<div class="citation"><p>A. Author, Phys. Rev. D 104 (2021) 112005, arXiv:1808.04730.</p></div></article>"""
+
+
+def test_the_raw_text_check_flags_every_artefact():
+    found = raw_text_problems(BAD_RAW)
+    words = ["0.80000000000000016 [", "[0.80000000000000004", "0.80000000000000016]", "of 12345", "1,234,567",
+             "n 40000", "seed(s)", "worker(s)", "87 rows × 3 columns", "a row of ... | ...", "a row of  | … | …"]
+    assert len(found) == len(words) and all(word in hit for word, hit in zip(words, found)), found
+
+
+def test_the_raw_text_check_passes_the_book_format():
+    assert raw_text_problems(GOOD_RAW) == []
+
+
+#: a commit hash: 7 to 40 hexadecimal characters with at least one digit and one letter
+COMMIT = re.compile(r"(?<![\w./#-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])")
+#: the collapsed box a chapter keeps a run's provenance in (commit, device, versions, seconds)
+ABOUT_THIS_RUN = "About this run"
+#: pages whose subject is provenance: running_at_scale reports what one recorded run on the borrowed GPU
+#: measured, and names the commit that ran it as a reader re-running it needs it (`full03.sh --commit SHA`)
+PROVENANCE_PAGES = {"book/running_at_scale"}
+
+
+def plumbing_problems(page_html: str) -> list[str]:
+    """Each commit hash in a built page's text outside code and math and outside its collapsed
+    "About this run" boxes (a dropdown whose title starts with those words): provenance lives there
+    and in the results JSON, not in the prose, the tables or the captions."""
+    soup = BeautifulSoup(page_html, "html.parser")
+    article = soup.find("article")
+    if article is None:
+        raise ValueError("no <article> element: not a page of the built book")
+    for box in article.find_all("details"):
+        title = box.find("summary")
+        if title is not None and title.get_text(" ", strip=True).startswith(ABOUT_THIS_RUN):
+            box.decompose()
+    return hits(COMMIT, prose_text(article, skip=(".highlight", ".cell_input", ".math")))
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d not in PROVENANCE_PAGES], ids=_id)
+def test_no_commit_hash_outside_the_provenance_box(built_site, doc):
+    found = plumbing_problems((built_site / f"{doc}.html").read_text())
+    assert not found, f"{_id(doc)}: {len(found)} commit hashes outside an 'About this run' box: {found[:8]}"
+
+
+BAD_PLUMBING = """<article><p>The margin was set 6488b25 (2026-12-01); written by commits 3bc0bd0, 0de32a9
+(uncommitted changes); commit 229cd34c0f on cuda.</p><table><tr><td>set</td><td>97fd75b (2026-12-01)</td></tr>
+</table><details class="sd-dropdown"><summary><span>Solution</span></summary><p>run by c46e57ff19</p></details>
+</article>"""
+GOOD_PLUMBING = """<article><p>The margin was set on 2026-12-01, before the data; 1234567 events, the
+decade of a facade, 0.3bc0bd0, sha256 in <code>3bc0bd0</code>.</p>
+<div class="cell_input"><pre>commit = "229cd34c0f"</pre></div>
+<details class="sd-dropdown"><summary><span class="sd-summary-text">About this run</span></summary>
+<p>Commit 229cd34c0f on cuda:NVIDIA H200, torch 2.11.0, 8 min.</p></details></article>"""
+
+
+def test_the_plumbing_check_flags_every_commit_hash():
+    found = plumbing_problems(BAD_PLUMBING)
+    hashes = ["6488b25", "3bc0bd0", "0de32a9", "229cd34c0f", "97fd75b", "c46e57ff19"]
+    assert len(found) == len(hashes) and all(h in hit for h, hit in zip(hashes, found)), found
+
+
+def test_the_plumbing_check_passes_the_provenance_box():
+    assert plumbing_problems(GOOD_PLUMBING) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,6 +530,16 @@ def test_every_page_links_its_source_and_downloads(built_site, executed_chapters
             book.ROOT / "chapters" / f"{chapter}.md").read_bytes(), "the linked .md is not the chapter's source"
         assert ipynb.get_text() == ".ipynb" and (built_site / f"{doc}.html").parent.joinpath(ipynb["href"]).read_bytes() == (
             executed_chapters / f"{chapter}.ipynb").read_bytes(), "the .ipynb offered is not the whole executed chapter"
+        run = links.select_one("p.source-links-run")
+        assert run is not None and f"make lab CHAPTER={chapter[:2]}" in run.get_text() and (
+            f"python -m posteval.book run {chapter[:2]}" in run.get_text()), f"{_id(doc)}: no line on opening it in JupyterLab"
+
+
+@pytest.mark.parametrize("chapter", sorted({_id(docs[0]) for docs in CHAPTERS.values()}))
+def test_make_lab_opens_the_chapter_a_page_names(chapter):
+    """The line each chapter page shows, `make lab CHAPTER=NN`, starts JupyterLab on that chapter's source."""
+    dry = subprocess.run(["make", "-n", "lab", f"CHAPTER={chapter[:2]}"], cwd=book.ROOT, capture_output=True, text=True)
+    assert dry.returncode == 0 and dry.stdout.rstrip().endswith(f"chapters/{chapter}.md"), dry.stdout[-300:] + dry.stderr
 
 
 def test_the_source_link_check_flags_a_page_without_them(tmp_path):

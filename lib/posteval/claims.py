@@ -190,7 +190,8 @@ def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:
 
 def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
     """The registered margins, tolerances and targets (:mod:`posteval.margins`) that ``claims`` use, one
-    row each (index: what it is, its unit), with its value, why it is that number and where it was set:
+    row each (index: what it is, its unit), with its value, why it is that number and when it was set
+    (:attr:`posteval.margins.Registered.when`: the date, the commit left in the registry):
     the table a reader checks before the verdicts.
 
     Example
@@ -205,7 +206,7 @@ def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
     for c in claims:
         if c.registered and c.registered not in rows:
             r = registered(c.registered)
-            rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.set_at}
+            rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.when}
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "why", "set"])
     out.index = pd.Index([f"{registered(k).unit}" for k in rows], name="margin or target (unit)")
     return out

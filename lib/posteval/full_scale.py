@@ -74,12 +74,16 @@ def _changes(key: str, old, new):
 
 
 def _text(value) -> str:
+    """A setting as a settings table shows it: integers with thousands separators, inside lists (items
+    separated by "; ", since a separator is a comma) and mappings too; true, false and null as in YAML/JSON."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int):
         return f"{value:,}"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + "; ".join(map(_text, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {_text(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 

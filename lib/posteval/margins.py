@@ -18,9 +18,13 @@ Example
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["Registered", "REGISTRY", "registered", "value"]
+
+#: a set_at that starts with the commit and its date: "97fd75b (2026-12-01)"
+_COMMIT_DATE = re.compile(r"^[0-9a-f]{7,40} \((\d{4}-\d{2}-\d{2})\)")
 
 #: name -> {value, unit, reason, set_at}. Append or change entries only together with their reason
 #: and set_at (the commit and date of the change; "(before the data)" or "(beside results)").
@@ -150,6 +154,18 @@ class Registered:
     unit: str
     reason: str
     set_at: str
+
+    @property
+    def when(self) -> str:
+        """Where it was set, as a page says it: :attr:`set_at` with a leading commit hash replaced by "on"
+        and the date (the commit is provenance: it stays here and in git, off the page).
+
+        >>> registered("03.physics.w_ratio").when
+        'on 2026-12-01, with the first physics checks (beside results)'
+        >>> registered("calibration.coverage_margin").when.startswith("issue 41 (2026-12-05)")
+        True
+        """
+        return _COMMIT_DATE.sub(r"on \1", self.set_at, count=1)
 
 
 def registered(name: str) -> Registered:

@@ -10,7 +10,8 @@ other in ``book/``:
 * ``book/NN_name_K.ipynb`` for each numbered section "## N.K ..." and ``book/NN_name_<slug>.ipynb``
   for each section after them without a number ("## Key takeaways" -> ``NN_name_key_takeaways``):
   the section from its label line ``(sec-...)=`` to the next page's, its headings one level up
-  (a page starts with its H1; the number "3.1" stays in the title).
+  (a page starts with its H1; the number "3.1" stays in the title, and a closing section's title
+  takes its chapter's number, "3. Key takeaways", so that a page never says only "Exercises").
 
 **Where the whole executed chapter lives.** ``python -m posteval.book run`` writes it to
 ``book/executed/NN_name.ipynb`` (:data:`EXECUTED`), then writes the pages from it. ``_toc.yml``
@@ -38,7 +39,7 @@ Example::
     ...     nbformat.v4.new_markdown_cell("(sec-a)=\\n## 2.1 The problem\\n\\n### Details"),
     ...     nbformat.v4.new_markdown_cell("## Exercises")])
     >>> [(p.name, p.title) for p in split_chapter(nb, "02_a")]
-    [('02_a', '2. A chapter'), ('02_a_1', '2.1 The problem'), ('02_a_exercises', 'Exercises')]
+    [('02_a', '2. A chapter'), ('02_a_1', '2.1 The problem'), ('02_a_exercises', '2. Exercises')]
     >>> split_chapter(nb, "02_a")[1].notebook.cells[0].source
     '(sec-a)=\\n# 2.1 The problem\\n\\n## Details'
 
@@ -138,6 +139,19 @@ def _promote(cell) -> None:
     cell.source = "\n".join(lines)
 
 
+def _numbered_title(cells, stem: str, title: str) -> str:
+    """A closing section's page title with its chapter's number ("Exercises" -> "2. Exercises"), set in
+    the page's H1 too; a numbered section's title ("2.1 ...") or a stem without a number is kept."""
+    if _NUMBERED.match(title) or not stem[:2].isdigit():
+        return title
+    numbered = f"{int(stem[:2])}. {title}"
+    first = next(c for c in cells if c.cell_type == "markdown")
+    lines = _source(first).split("\n")
+    lines[lines.index(f"# {title}")] = f"# {numbered}"
+    first.source = "\n".join(lines)
+    return numbered
+
+
 def _segments(cell, cuts: list[int]) -> list:
     """A markdown cell cut before each line of ``cuts``: the part before the first cut (None when
     blank), then one cell from each cut on, with a cell id of its own (nbformat 4.5)."""
@@ -235,6 +249,7 @@ def split_chapter(nb, stem: str) -> list[Page]:
             for cell in cells:
                 if cell.cell_type == "markdown":
                     _promote(cell)
+            page_title = _numbered_title(cells, stem, page_title)
         own = glued_outputs(cells)
         borrowed = [glued[key] for key in glue_keys_shown(cells) if key in glued and key not in own]
         if borrowed:
