@@ -25,6 +25,7 @@ Failures name the page and what breaks the rule.
 import html as html_lib
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import unicodedata
@@ -538,7 +539,10 @@ def test_every_page_links_its_source_and_downloads(built_site, executed_chapters
 @pytest.mark.parametrize("chapter", sorted({_id(docs[0]) for docs in CHAPTERS.values()}))
 def test_make_lab_opens_the_chapter_a_page_names(chapter):
     """The line each chapter page shows, `make lab CHAPTER=NN`, starts JupyterLab on that chapter's source."""
-    dry = subprocess.run(["make", "-n", "lab", f"CHAPTER={chapter[:2]}"], cwd=book.ROOT, capture_output=True, text=True)
+    # not the environment of an enclosing `make test` (MAKEFLAGS, MAKELEVEL: make would print its directories)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "lab", f"CHAPTER={chapter[:2]}"], cwd=book.ROOT,
+                         capture_output=True, text=True, env=env)
     assert dry.returncode == 0 and dry.stdout.rstrip().endswith(f"chapters/{chapter}.md"), dry.stdout[-300:] + dry.stderr
 
 
