@@ -358,7 +358,30 @@ def measured(request, built_site, chromium, tmp_path_factory):
             list(pool.map(shot, CHAPTER_DOCS))
     heights = {doc: results[doc]["height"] for doc in DOCS}
     (ARTIFACTS / "page_heights.json").write_text(json.dumps(heights, indent=1) + "\n")
+    inventory = {_id(doc): page_inventory((built_site / f"{doc}.html").read_text(), results[doc]) for doc in DOCS}
+    (ARTIFACTS / "page_inventory.json").write_text(json.dumps(inventory, indent=1, ensure_ascii=False) + "\n")
     return results.__getitem__
+
+
+def page_inventory(page_html: str, measured_page: dict) -> dict:
+    """What a reader meets on one page: words of prose (outside code, outputs and math), figures, and
+    each code cell shown (its section, line count and first line), for a person weighing the pages."""
+    article = BeautifulSoup(page_html, "html.parser").find("article")
+    if article is None:
+        raise ValueError("no <article> element: not a page of the built book")
+    words = len(prose_text(article, skip=(".highlight", ".cell_input", ".cell_output", ".math")).split())
+    cells = measured_page["cells"]
+    figures = len(article.find_all("figure")) + sum(img.find_parent("figure") is None for img in article.find_all("img"))
+    return {"prose_words": words, "figures": figures,
+            "code_cells_shown": len(cells), "code_lines_shown": sum(c["lines"] for c in cells), "code_cells": cells}
+
+
+def test_the_page_inventory_counts_prose_figures_and_shown_code():
+    page = ("<article><p>Two words.</p><div class='cell_output'><p>not prose</p></div>"
+            "<figure><img src='a.png'></figure><img src='b.png'><span class='math'>x = 1</span></article>")
+    got = page_inventory(page, {"cells": [{"section": "1", "lines": 3, "first": "x = 1"}]})
+    assert (got["prose_words"], got["code_cells_shown"], got["code_lines_shown"]) == (2, 1, 3)
+    assert got["figures"] == 2  # a captioned figure (its <img> inside) and an output image without a caption
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_id)
@@ -490,10 +513,18 @@ def test_the_numbering_check_flags_book_wide_numbers():
 # 5. Sources and downloads on every page
 
 
+#: sphinx-thebe's per-page Binder configuration (its template's repository when the book names none)
+THEBE_CONFIG = re.compile(r"text/x-thebe-config|binderOptions|mybinder\.org", re.I)
+
+
 def source_link_problems(site: Path, doc: str) -> list[str]:
-    """What is missing from a page's source links: the block, a target file, a download menu entry."""
+    """What is missing from a page's source links (the block, a target file, a download menu entry), and a
+    Binder configuration the page should not carry: the book has no Binder image (`_ext/no_thebe.py`)."""
     page = site / f"{doc}.html"
-    soup = BeautifulSoup(page.read_text(), "html.parser")
+    text = page.read_text()
+    if THEBE_CONFIG.search(text):
+        return [f"a Binder (thebe) configuration: {THEBE_CONFIG.search(text).group(0)}"]
+    soup = BeautifulSoup(text, "html.parser")
     block = soup.select_one("article .source-links")
     if block is None:
         return ["no source links at the end of the article"]
@@ -550,6 +581,9 @@ def test_the_source_link_check_flags_a_page_without_them(tmp_path):
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "x.html").write_text("<html><body><article><p>text</p></article></body></html>")
     assert source_link_problems(tmp_path, "book/x") == ["no source links at the end of the article"]
+    (tmp_path / "book" / "x.html").write_text('<html><body><article><script type="text/x-thebe-config">'
+                                               '{binderOptions: {repo: "binder-examples/x"}}</script></article></body></html>')
+    assert source_link_problems(tmp_path, "book/x") == ["a Binder (thebe) configuration: text/x-thebe-config"]
     (tmp_path / "book" / "x.md").write_text("# x\n")
     (tmp_path / "book" / "x.html").write_text(
         '<html><body><div class="dropdown-download-buttons"><a>.ipynb</a><a>.md</a><a>.pdf</a></div><article>'
