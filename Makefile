@@ -81,11 +81,11 @@ test-fast: setup chromium
 
 # Numbers from training differ between x86 machines because torch and MKL pick other kernels per
 # CPU. The chapters therefore choose the portable ones (posteval.book.PORTABLE_KERNELS: ATen's
-# baseline kernels, MKL's COMPATIBLE branch, oneDNN's AVX2 kernels) in seed_everything, and the reference
+# AVX2 kernels, MKL's COMPATIBLE branch, oneDNN's AVX2 kernels) in seed_everything, and the reference
 # notebooks are made with them: these settings, given from outside, are the ones any x86 machine with
 # AVX2 then computes with.
 test-other-machine:
-	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(MAKE) test
+	ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 $(MAKE) test
 
 # jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, figures,
 # tables and references as the HTML book does (posteval.lab), .md opens as a notebook (its .ipynb

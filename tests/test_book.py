@@ -7,9 +7,10 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 import yaml
 
-from posteval import book, parameters, paths
+from posteval import book, parameters, paths, runtime
 
 FIXTURE = book.ROOT / "tests" / "fixtures" / "chapters" / "99_tiny.md"  # its ranges: tests/conftest.py
 
@@ -321,12 +322,12 @@ def _fresh_python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_seed_everything_chooses_the_portable_cpu_kernels():
-    """After seed_everything, torch runs its baseline kernels (the reference's) and MKL's COMPATIBLE
-    branch is in the environment the training workers inherit."""
+    """After seed_everything, torch runs its AVX2 kernels (the reference's, on a CPU with or without AVX-512)
+    and MKL's COMPATIBLE branch is in the environment the training workers inherit."""
     out = _fresh_python("import os, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
                         "torch.ones(3).exp()\nprint(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["DEFAULT", "COMPATIBLE"]
+    assert out.stdout.split() == ["AVX2", "COMPATIBLE"]
 
 
 def test_seed_everything_pins_onednn_to_its_avx2_kernels():
@@ -345,8 +346,8 @@ def test_seed_everything_pins_onednn_to_its_avx2_kernels():
 
 
 def test_seed_everything_refuses_kernels_chosen_before_it():
-    if "DEFAULT" in _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout:
-        pytest.skip("this CPU has only torch's baseline kernels: nothing to refuse")
+    if _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout.strip() == "AVX2":
+        pytest.skip("torch picks its AVX2 kernels on this CPU anyway: nothing to refuse")
     out = _fresh_python("import torch\nfrom posteval.book import seed_everything\ntorch.ones(3).exp()\n"
                         "torch.backends.cpu.get_cpu_capability()\nseed_everything(0)")
     assert out.returncode != 0 and "before the first torch operation" in out.stderr
@@ -392,3 +393,12 @@ def test_the_runner_without_the_book_extra_is_a_one_line_error(monkeypatch, caps
     assert book.main(["run", "01"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: python -m posteval.book needs papermill") and 'pip install "posteval[book]"' in err
+
+
+def test_portable_kernels_refuse_a_cpu_without_avx2_by_name(monkeypatch):
+    """A CPU without AVX2 cannot run the reference's kernels: the error says so and how to run anyway,
+    rather than torch silently falling back to other kernels (other digits than the references)."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
+    monkeypatch.setattr(torch.cpu, "_is_avx2_supported", lambda: False)
+    with pytest.raises(RuntimeError, match="lacks AVX2.*ATEN_CPU_CAPABILITY=default"):
+        runtime.portable_kernels()

@@ -29,8 +29,10 @@ def test_a_record_with_provenance_is_loaded_and_described(tmp_path):
                                    "enc": {"profile": {"width": 256, "heads": 8, "bias": True},
                                            "used": {"width": 32, "heads": 8, "bias": False}},
                                    "sched": {"profile": {"warmup": 20000}, "used": None},
-                                   "sizes": {"profile": [1000, 10000, 1000000], "used": [1000, 200000]}}
-    table = fs.overrides_table(record)
+                                   "sizes": {"profile": [1000, 10000, 1000000], "used": [1000, 200000]},
+                                   "threads": {"profile": 4, "used": 1}, "device": {"profile": "auto", "used": "cpu"},
+                                   "progress": {"profile": True, "used": False}}
+    table = fs.overrides_table(record)  # where and how it ran (threads, device, progress bars) is not a size
     assert table.to_dict("index") == {"n": {"full profile": "1,000,000", "used": "200,000"},
                                       "enc.bias": {"full profile": "true", "used": "false"},
                                       "enc.width": {"full profile": "256", "used": "32"},

@@ -87,12 +87,18 @@ def _text(value) -> str:
     return str(value)
 
 
+#: settings that say where and how a run executes (device, threads, worker processes, progress bars), not
+#: what it computes: the record keeps them, the table of changed sizes leaves them out
+RUN_SETTINGS = frozenset({"device", "threads", "progress", "workers", "n_workers", "train_workers"})
+
+
 def overrides_table(record: Mapping) -> pd.DataFrame:
     """The settings of the full profile this run changed: value in the profile and value used.
 
-    An override of a mapping (``encoder={...}``) shows one row per setting that differs.
+    An override of a mapping (``encoder={...}``) shows one row per setting that differs; the settings of
+    `RUN_SETTINGS` (where and how the run executed) are left out.
     """
-    over = record["meta"].get("overrides") or {}
+    over = {k: v for k, v in (record["meta"].get("overrides") or {}).items() if k not in RUN_SETTINGS}
     rows = {k: {"full profile": _text(a), "used": _text(b)}
             for key, v in over.items() for k, a, b in _changes(key, v["profile"], v["used"])}
     return pd.DataFrame(rows, index=["full profile", "used"]).T.rename_axis("parameter")
