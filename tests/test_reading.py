@@ -494,6 +494,41 @@ def test_figures_are_numbered_by_chapter(built_site):
         assert numbers and all(x.split()[1].startswith(f"{n}.") for x in numbers), f"chapter {n}: {numbers[:3]}"
 
 
+#: an alt text that is a file name or path, not words for a reader who cannot see the image
+FILE_LIKE = re.compile(r"(?:^|/)[\w.-]+\.(?:png|jpe?g|svg|gif)$|^\.{0,2}/", re.I)
+
+
+def alt_text_problems(article) -> list[str]:
+    """Each captioned figure of a page whose image has no alt text in words: missing, a file path, or under
+    five words (what the figure shows is a sentence, not a label)."""
+    problems = []
+    for fig in article.find_all("figure"):
+        number = fig.select_one(".caption-number")
+        label = number.get_text(" ", strip=True) if number else "a figure"
+        for img in fig.find_all("img"):
+            alt = (img.get("alt") or "").strip()
+            if not alt or FILE_LIKE.search(alt) or len(alt.split()) < 5:
+                problems.append(f"{label}: alt text {alt!r}")
+    return problems
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_every_figure_says_what_it_shows(built_site, doc):
+    found = alt_text_problems(_article(built_site / f"{doc}.html"))
+    assert not found, f"{_id(doc)}: {found}"
+
+
+def test_the_alt_text_check_flags_paths_and_labels():
+    page = BeautifulSoup("""<article>
+<figure><img src="a.png" alt="../_images/a.png"><figcaption><span class="caption-number">Figure 1.1 </span>x</figcaption></figure>
+<figure><img src="b.png" alt="spectra"><figcaption><span class="caption-number">Figure 1.2 </span>x</figcaption></figure>
+<figure><img src="c.png"><figcaption>x</figcaption></figure>
+<figure><img src="d.png" alt="Histograms of the truth and of the posterior mean."></figure>
+<img src="e.png" alt="e.png"></article>""", "html.parser").find("article")
+    assert alt_text_problems(page) == ["Figure 1.1: alt text '../_images/a.png'", "Figure 1.2: alt text 'spectra'",
+                                       "a figure: alt text ''"]
+
+
 def test_the_numbering_check_flags_book_wide_numbers():
     def art(body):
         return BeautifulSoup(f"<article>{body}</article>", "html.parser").article
