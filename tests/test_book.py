@@ -384,6 +384,32 @@ def test_at_ci_the_kernel_computes_on_one_thread_unless_the_environment_says_oth
         assert "MKL_NUM_THREADS" not in os.environ
 
 
+def test_at_ci_the_kernel_keeps_the_memory_it_frees(monkeypatch):
+    """The ci kernel starts with glibc told to keep freed memory (CI_MALLOC); a value already set wins; the
+    runner's environment is left as it was; the full profile leaves the allocator alone."""
+    for k in book.CI_MALLOC:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "0")
+    with book._kernel_environment("ci", None):
+        assert os.environ["MALLOC_MMAP_THRESHOLD_"] == str(1 << 30) and os.environ["MALLOC_TOP_PAD_"] == "0"
+    assert "MALLOC_MMAP_THRESHOLD_" not in os.environ
+    with book._kernel_environment("full", None):
+        assert "MALLOC_MMAP_THRESHOLD_" not in os.environ
+
+
+def test_a_chapter_computes_the_same_numbers_whatever_its_allocator_does(tmp_path):
+    """Where memory comes from (glibc's defaults or CI_MALLOC) changes no digit of a computation on numpy and
+    torch arrays (alignment is the one way it could: torch aligns its own, MKL runs on both)."""
+    code = ("import numpy as np, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
+            "x = np.random.default_rng(0).normal(size=(3000, 64))\nt = torch.from_numpy(x[1:].astype(np.float32))\n"
+            "w = torch.randn(64, 64)\nfor _ in range(3): t = torch.tanh(t @ w)\nprint(float(t.double().sum()).hex())")
+    plain = {k: v for k, v in os.environ.items() if k not in book.CI_MALLOC}
+    outs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+            for env in (plain, {**plain, **book.CI_MALLOC})]
+    assert all(o.returncode == 0 for o in outs), [o.stderr[-300:] for o in outs]
+    assert outs[0].stdout == outs[1].stdout
+
+
 def test_the_runner_without_the_book_extra_is_a_one_line_error(monkeypatch, capsys):
     """Issue 44: `python -m posteval.book` without [book] names the extra instead of a raw ModuleNotFoundError."""
     import importlib.util

@@ -3,13 +3,14 @@
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from posteval.plotting.top_quark import one_per_event, spectra_small_multiples, two_group_separation
+
 
 def test_one_per_event_takes_the_first_sample_or_the_prediction():
-    from posteval.plotting.top_quark import one_per_event
-
     samples = np.arange(24.0).reshape(2, 3, 4)
     np.testing.assert_array_equal(one_per_event(samples), samples[:, 0])
     np.testing.assert_array_equal(one_per_event(samples[:, 1]), samples[:, 1])
@@ -18,8 +19,6 @@ def test_one_per_event_takes_the_first_sample_or_the_prediction():
 
 
 def test_two_group_separation_of_spikes_one_group_and_constant_rows():
-    from posteval.plotting.top_quark import two_group_separation
-
     rng = np.random.default_rng(0)
     spikes = np.r_[np.full(30, -5.0), np.full(70, 5.0)]
     gaussian = rng.normal(size=100)
@@ -29,3 +28,14 @@ def test_two_group_separation_of_spikes_one_group_and_constant_rows():
     assert sep[2] == 0.0
     with pytest.raises(ValueError, match="m >= 2"):
         two_group_separation(np.zeros((3, 1)))
+
+
+def test_spectra_small_multiples_put_one_legend_below_the_panels():
+    """No legend inside a panel (over the data); one figure legend with the truth and every reconstruction once."""
+    rng = np.random.default_rng(0)
+    truth = {"x": rng.normal(size=300), "y": rng.normal(size=300)}
+    recos = {lab: {"x": rng.normal(size=300), "y": rng.normal(size=300)} for lab in ("a", "b", "c")}
+    fig = spectra_small_multiples(truth, recos, [("x", "x", (-3, 3)), ("y", "y", (-3, 3))], {"A": ["a", "b"], "B": ["c"]})
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["truth", "a", "b", "c"]
+    plt.close(fig)

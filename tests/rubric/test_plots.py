@@ -13,6 +13,8 @@ from matplotlib.colors import to_hex
 
 from posteval.plotting import palette
 from posteval.rubric import plots
+from posteval.rubric.experiment import CONDITIONS
+from posteval.rubric.report import CONDITION_NAMES, CONDITION_TEXT
 
 
 #: Chapter-4 names that deliberately share a colour with another (same proxy, fewer prompts).
@@ -68,11 +70,13 @@ def test_sensitivity_figure_colours_each_verifier_and_splits_proxies_from_judges
 def test_steps_figure_dashes_quarter_runs_in_their_proxys_colour():
     conds = ["no_proxy", "proxy_sft", "proxy_sft_quarter"]
     fig = plots.steps_figure(_history(conds), ["transfer", "verdict_acc"], conds)
-    lines = {l.get_label(): l for l in fig.axes[0].get_lines()}
+    names = [CONDITION_NAMES[c] for c in conds]  # the legend in reader names, not config keys
+    lines = dict(zip(conds, fig.axes[0].get_lines()))
+    assert [l.get_label() for l in lines.values()] == names
     assert to_hex(lines["proxy_sft_quarter"].get_color()) == palette.colour("proxy_sft")
     assert lines["proxy_sft_quarter"].get_linestyle() == "--"
     assert lines["proxy_sft"].get_linestyle() == "-"
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == conds
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == names
     assert not fig.axes[2].get_visible()  # 2 metrics on a 3-column grid
     assert len(fig.axes[0].collections) == len(conds)  # one sd band per condition
     plt.close(fig)
@@ -96,3 +100,9 @@ def test_bridge_figure_needs_the_trl_log_columns():
     plt.close(fig)
     with pytest.raises(ValueError, match="kl"):
         plots.bridge_figure(log.drop(columns="kl"))
+
+
+def test_every_condition_has_a_reader_name_and_a_description():
+    """A condition added to the experiment gets both the name its legends show and the sentence its tables show."""
+    assert set(CONDITION_NAMES) == set(CONDITIONS) <= set(CONDITION_TEXT)
+    assert len(set(CONDITION_NAMES.values())) == len(CONDITION_NAMES)

@@ -38,7 +38,7 @@ def spectra_small_multiples(truth: Mapping[str, np.ndarray], reconstructions: Ma
                             unit: str = "GeV", width: float = 7.5):
     """Spectra as small multiples: one row per observable, one column per group of reconstructions,
     each panel the truth (black) and that group's models (at most ``MAX_CURVES - 1``), densities of
-    one reconstruction per event in 40 equal bins.
+    one reconstruction per event in 40 equal bins; one legend below the panels.
 
     ``truth`` maps an observable's name to its true values ``(n,)``; ``reconstructions`` maps a
     model's label to ``{name: (n,) values}``; ``panels`` lists ``(name, axis label, (lo, hi))``;
@@ -76,7 +76,13 @@ def spectra_small_multiples(truth: Mapping[str, np.ndarray], reconstructions: Ma
             ax.tick_params(labelsize="x-small")
             if i == 0:
                 ax.set_title(title, fontsize="small")
-                ax.legend(fontsize="xx-small", frameon=False, loc="upper right")
             if j == 0:
                 ax.set_ylabel(f"density [1/{unit}]" if unit else "density", fontsize="small")
+    # one legend below the panels, never over the data: the truth once, then every reconstruction
+    shown = {}
+    for ax in axes[0]:
+        for handle, lab in zip(*ax.get_legend_handles_labels()):
+            shown.setdefault(lab, handle)
+    fig.legend(list(shown.values()), list(shown), loc="outside lower center", ncols=min(len(shown), 4),
+               fontsize=8, frameon=False)
     return fig

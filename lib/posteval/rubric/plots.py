@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..plotting.palette import colour
-from .report import LABELS
+from .report import CONDITION_NAMES, LABELS
 
 #: Rubrics given to a verifier in the sensitivity test, in plotting order, with axis labels.
 RUBRICS = {"oracle": "true S(t)", "random": "random", "generic": "generic", "empty": "empty"}
@@ -75,8 +75,8 @@ def steps_figure(history: pd.DataFrame, metrics, conditions, *, ncols: int = 3,
     """Held-out metrics over GRPO steps, one panel per metric, one line per condition.
 
     Line: mean over seeds; band (if ``band``): ± sd over seeds. Conditions on a quarter of the
-    RL prompts (``*_quarter``) are dashed in their proxy's colour. The legend sits above the
-    panels. Returns the figure.
+    RL prompts (``*_quarter``) are dashed in their proxy's colour. The legend, in the conditions' reader
+    names (`report.CONDITION_NAMES`), sits above the panels. Returns the figure.
     """
     metrics, conditions = list(metrics), list(conditions)
     if not metrics or not conditions:
@@ -95,7 +95,7 @@ def steps_figure(history: pd.DataFrame, metrics, conditions, *, ncols: int = 3,
         for c in conditions:
             by_step = ev[ev["condition"] == c].groupby("step")[f"test_{m}"]
             mean, sd = by_step.mean(), by_step.std(ddof=1).fillna(0.0)
-            ax.plot(mean.index, mean, color=colour(c), ls=_dashes(c), lw=1.6, label=c)
+            ax.plot(mean.index, mean, color=colour(c), ls=_dashes(c), lw=1.6, label=CONDITION_NAMES.get(c, c))
             if band:
                 ax.fill_between(mean.index, mean - sd, mean + sd, color=colour(c), alpha=0.12,
                                 lw=0)

@@ -53,6 +53,21 @@ CONDITION_TEXT = {
 }
 
 
+#: The name a reader sees for each RL condition (legends, tables): the proxy that rewards the policy and what
+#: sets the condition apart; `CONDITION_TEXT` says what it rewards.
+CONDITION_NAMES = {
+    "no_proxy": "no proxy", "proxy_sft": "Proxy-SFT", "proxy_rl": "Proxy-RL", "proxy_follow": "Proxy-SFT-follow",
+    "ensemble3": "ensemble of 3 Proxy-SFTs", "ensemble3_follow": "ensemble of 3 Proxy-SFT-follows",
+    "ensemble_mixed": "ensemble of Proxy-SFT, -RL, -SFT-follow",
+    "agg_and_gate": "AND gate", "agg_gate": "gate", "agg_modulated": "modulated", "agg_implicit": "implicit",
+    "agg_and_gate_follow": "AND gate, Proxy-SFT-follow", "agg_gate_follow": "gate, Proxy-SFT-follow",
+    "agg_modulated_follow": "modulated, Proxy-SFT-follow", "agg_implicit_follow": "implicit, Proxy-SFT-follow",
+    "proxy_sft_quarter": "Proxy-SFT, N/4 prompts", "proxy_follow_quarter": "Proxy-SFT-follow, N/4 prompts",
+    "no_proxy_quarter": "no proxy, N/4 prompts", "proxy_sft_leak": "Proxy-SFT that sees the answer",
+    "proxy_sft_order": "Proxy-SFT biased to response 1", "proxy_sft_unseen": "Proxy-SFT-unseen",
+}
+
+
 def final_frame(history: pd.DataFrame, *, fraction: float = 1.0) -> pd.DataFrame:
     """Test metrics at the last evaluated step of every (seed, condition), without the ``test_`` prefix.
 
