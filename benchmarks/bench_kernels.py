@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from posteval.runtime import PORTABLE_KERNELS
+
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("transformer_mse", "transformer_mmd", "flow", "cfm")
 CLASSES = ("default", "avx2")
@@ -55,8 +57,8 @@ print(json.dumps(out))
 
 def run(capability: str, epochs: int) -> dict:
     """One fresh process training the four models under ``capability``: its CPU-seconds per model."""
-    env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2",
-           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "lib")}
+    env = {**os.environ, **PORTABLE_KERNELS, "ATEN_CPU_CAPABILITY": capability, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": str(ROOT / "lib")}
     done = subprocess.run([sys.executable, "-c", CHILD, str(epochs)], cwd=ROOT, env=env, capture_output=True,
                           text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])

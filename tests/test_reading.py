@@ -557,8 +557,8 @@ def source_link_problems(site: Path, doc: str) -> list[str]:
     Binder configuration the page should not carry: the book has no Binder image (`_ext/no_thebe.py`)."""
     page = site / f"{doc}.html"
     text = page.read_text()
-    if THEBE_CONFIG.search(text):
-        return [f"a Binder (thebe) configuration: {THEBE_CONFIG.search(text).group(0)}"]
+    if thebe := THEBE_CONFIG.search(text):
+        return [f"a Binder (thebe) configuration: {thebe.group(0)}"]
     soup = BeautifulSoup(text, "html.parser")
     block = soup.select_one("article .source-links")
     if block is None:
