@@ -75,7 +75,13 @@ def test_a_claim_that_is_not_testable_keeps_its_reason_and_leaves_the_family(mon
     both = evaluate_claims(claims, intervals=ivs)
     t = evaluate_claims(claims, intervals=ivs, not_testable={"b": "the model fails the W-mass check"})
     assert t.loc["b", "word"] == "not testable" and t.loc["b", "reason"] == "the model fails the W-mass check"
-    assert t.loc["ab", "word"] == "not testable" and "b: the model fails" in t.loc["ab", "reason"]
+    # a claim of parts gives its failing parts' reasons, each once, without the parts' keys
+    assert t.loc["ab", "word"] == "not testable" and t.loc["ab", "reason"] == "the model fails the W-mass check"
+    three = [Claim("c", "c (paper)"), Claim("d", "d (paper)"), Claim("e", "e (paper)"),
+             Claim("cde", "c, d and e (paper)", parts=("c", "d", "e"))]
+    gated = evaluate_claims(three, intervals={k: _iv(0.3, 0.0, 0.05, 1) for k in "cde"},
+                            not_testable={"c": "x fails", "d": "x fails", "e": "y fails"})
+    assert gated.loc["cde", "reason"] == "x fails; y fails"
     assert t.loc["b", "estimate"] == pytest.approx(0.3)  # the interval is still shown
     assert t.loc["a", "p_holm"] == pytest.approx(t.loc["a", "p"])  # a family of one now, of two before
     assert both.loc["a", "p_holm"] == pytest.approx(2 * both.loc["a", "p"])
@@ -91,25 +97,31 @@ def test_a_claim_that_is_not_testable_keeps_its_reason_and_leaves_the_family(mon
 
 
 def test_claims_overview_gives_each_claim_its_words_measure_verdict_and_why():
-    from posteval.claims import claims_overview
-    claims = [Claim("up", "x is positive (this book)", "x", "a", source="this book"),
-              Claim("down", "y is negative (paper)", "y", "a", direction=-1, source="paper"),
-              Claim("both", "x and y (paper)", parts=("up", "down"), source="paper"),
-              Claim("gated", "z is positive (paper)", "z", "b", source="paper")]
+    from posteval.claims import OVERVIEW_INDEX, claims_overview
+    claims = [Claim("up", "x is positive", "crps", "a", source="this book", family="exploratory"),
+              Claim("down", "y is negative", "rmse", "a", "b", direction=-1, source="paper"),
+              Claim("both", "x and y", parts=("up", "down"), source="paper"),
+              Claim("gated", "z is positive", "z", "b", source="paper"),
+              Claim("gated_too", "z and x", parts=("gated", "up"), source="paper")]
     table = evaluate_claims(claims, intervals={"up": _iv(0.3, 0.0, 0.05, 1), "down": _iv(0.1, 0.0, 0.05, 1),
                                                "gated": _iv(0.3, 0.0, 0.05, 1)},
                             not_testable={"gated": "model b fails the W-mass check"})
-    view = claims_overview(table, [claims[2], claims[0], claims[1], claims[3]])
-    assert view.index.tolist() == ["x and y (paper) (paper)", "x is positive (this book) (this book)",
-                                   "y is negative (paper) (paper)", "z is positive (paper) (paper)"]
-    assert view.columns.tolist() == ["measured", "verdict", "why"]
-    assert view.loc["x is positive (this book) (this book)", "verdict"] == "yes"
-    assert view.loc["x is positive (this book) (this book)", "measured"] == numformat.one_line(
-        numformat.interval(*table.loc["up", ["estimate", "lo", "hi"]]))
-    assert view.loc["y is negative (paper) (paper)", "verdict"] == "no"
-    assert view.loc["z is positive (paper) (paper)", "verdict"] == "not testable"
-    assert view.loc["z is positive (paper) (paper)", "why"] == "model b fails the W-mass check"
-    assert view.loc["x and y (paper) (paper)", "measured"] == numformat.MISSING
-    assert view.loc["x and y (paper) (paper)", "verdict"] == "no" and "1 of 2 parts" in view.loc["x and y (paper) (paper)", "why"]
+    view = claims_overview(table, [claims[2], claims[0], claims[1], claims[3], claims[4]],
+                           names={"b": "model b"})
+    assert view.index.name == OVERVIEW_INDEX
+    assert view.index.tolist() == ["x and y [paper (confirmatory)]", "x is positive [this book (exploratory)]",
+                                   "y is negative [paper (confirmatory)]", "z is positive [paper (confirmatory)]",
+                                   "z and x [paper (confirmatory)]"]
+    assert view.columns.tolist() == ["what we measured", "verdict", "why"]
+    up, down, both, gated, gated_too = (view.iloc[i] for i in (1, 2, 0, 3, 4))
+    assert up["verdict"] == "yes" and up["what we measured"] == "CRPS: a"
+    assert up["why"].startswith("difference " + numformat.one_line(
+        numformat.interval(*table.loc["up", ["estimate", "lo", "hi"]])) + " lies above 0")
+    assert down["verdict"] == "no" and down["what we measured"] == "RMSE: a − model b"
+    assert "lies above 0" in down["why"] and "Holm p" in down["why"]
+    assert gated["verdict"] == "not testable" and gated["why"] == "model b fails the W-mass check"
+    assert gated_too["why"] == "model b fails the W-mass check"  # its part's reason, without the part's key
+    assert both["what we measured"] == "all of its 2 parts"
+    assert both["verdict"] == "no" and both["why"].startswith("weakest part")
     with pytest.raises(ValueError, match="not a claim of the table"):
         claims_overview(table, [Claim("other", "z (paper)", "z", "a")])

@@ -140,7 +140,8 @@ def _significant(text: str) -> int:
 def raw_text_problems(page_html: str) -> list[str]:
     """Each place a built page shows a number raw, a "(s)" or a cut table: a number with more than
     6 significant digits, a bare integer of at least 10,000 without a thousands separator, an
-    undecided plural "(s)", pandas' "N rows × M columns" or a table row of "…" only.
+    undecided plural "(s)", pandas' "N rows × M columns", a table row of "…" only or a table cell that
+    pandas cut ("the flow (NSF..." : a chapter that left ``display.max_colwidth`` at 50).
 
     The rendered text is read outside code and math (prose, tables, captions, outputs); the
     bibliography's entries and the text of links out of the book are left out: an arXiv id
@@ -150,6 +151,8 @@ def raw_text_problems(page_html: str) -> list[str]:
         raise ValueError("no <article> element: not a page of the built book")
     rows = [[c.get_text(strip=True) for c in row.find_all(["td", "th"])] for row in article.find_all("tr")]
     cut = [f"a row of {' | '.join(cells)}" for cells in rows if set(cells) - {""} and set(cells) - {""} <= ELLIPSIS_CELLS]
+    # pandas cuts a long cell to its first 47 characters and "..." (display.max_colwidth 50)
+    cut += [f"a cell cut to {c[-30:]}" for cells in rows for c in cells if len(c) > 3 and c.endswith("...")]
     text = prose_text(article, skip=(".highlight", ".cell_input", ".math", ".citation", "a.reference.external"))
     numbers = [m for m in NUMBER.finditer(text)
                if _significant(m.group()) > MAX_SIGNIFICANT
@@ -166,7 +169,8 @@ def test_nothing_on_a_page_is_raw_or_cut(built_site, doc):
 
 BAD_RAW = """<article><p>Its worst is 0.80000000000000016 [0.80000000000000004, 0.80000000000000016]; 7139 events
 of 12345 and 1,234,567 pairs; 3 seed(s) on 2 worker(s).</p>
-<table><tr><th>n</th><td>40000</td></tr><tr><th>...</th><td>...</td></tr><tr><th></th><td>…</td><td>…</td></tr></table>
+<table><tr><th>n</th><td>40000</td></tr><tr><th>...</th><td>...</td></tr><tr><th></th><td>…</td><td>…</td></tr>
+<tr><td>not testable</td><td>the flow (NSF) is not physically consistent (4...</td></tr></table>
 <p>87 rows × 3 columns</p></article>"""
 GOOD_RAW = """<article><p>Its worst is 0.800 [0.800, 0.800]; 7,139 events of 12,345, 1,000,000 generated, 0.12345
 in 2026 (2026-12-04), torch 2.13.0 on an H200 with 143,771 MiB; 3 seeds, 1.08 × 10⁻¹⁴.</p>
@@ -180,7 +184,8 @@ href="https://arxiv.org/abs/1808.04730">arXiv:1808.04730</a>, doi 10.1103/PhysRe
 def test_the_raw_text_check_flags_every_artefact():
     found = raw_text_problems(BAD_RAW)
     words = ["0.80000000000000016 [", "[0.80000000000000004", "0.80000000000000016]", "of 12345", "1,234,567",
-             "n 40000", "seed(s)", "worker(s)", "87 rows × 3 columns", "a row of ... | ...", "a row of  | … | …"]
+             "n 40000", "seed(s)", "worker(s)", "87 rows × 3 columns", "a row of ... | ...", "a row of  | … | …",
+             "consistent (4..."]
     assert len(found) == len(words) and all(word in hit for word, hit in zip(words, found)), found
 
 

@@ -13,6 +13,7 @@ a notebook test compares exactly across machines, while cells with numbers from 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -21,14 +22,14 @@ import pandas as pd
 from . import numformat
 from .book import record, recorded
 from .margins import registered
-from .metrics.claims import CLAIM_KEYS, claim_words
+from .metrics.claims import CLAIM_KEYS, claim_words, effect_words, verdict_reason
 from .metrics.verdicts import NOT_TESTABLE
 
 if TYPE_CHECKING:
     from .metrics.claims import Claim
 
 __all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "claims_overview", "conclusions",
-           "registered_margins", "WHY"]
+           "registered_margins", "OVERVIEW_INDEX"]
 
 
 def record_claim(name: str, word: str) -> str:
@@ -123,32 +124,35 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
     return out
 
 
-#: Why a word was said, in one line a reader without statistics follows (the rule: ``evaluate_claims``).
-WHY = {
-    "yes": "resolved in the direction its source states, with Holm's adjustment in its family",
-    "no": "resolved against it (the other direction, or inside the stated margin)",
-    "not resolved": "the interval still allows either answer: more events or seeds could decide it",
-    "calibrated": "its signed coverage is resolved inside the stated margin",
-    "under-covers": "its intervals are too narrow: signed coverage resolved below zero",
-    "over-covers": "its intervals are too wide: signed coverage resolved above zero",
-}
+#: The index of :func:`claims_overview`'s table: each claim as its source states it, then whose claim it is
+#: and the Holm family it was adjusted in.
+OVERVIEW_INDEX = "claim [its source (family)]"
 
 
-def claims_overview(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
-    """The table a chapter opens with, one row per claim of ``claims`` (in that order): the claim in its
-    source's words with whose claim it is, what was measured (the effect and its interval, "–" for a claim of
-    parts), the verdict, and why in one line (:data:`WHY`; a claim that is not testable gives its reason,
-    a claim of parts how many of its parts hold).
+def claims_overview(table: pd.DataFrame, claims: Sequence[Claim], *, names: Mapping[str, str] | None = None,
+                    metric_words: Mapping[str, str] | None = None,
+                    measured: Callable[[Claim, pd.Series], str] | None = None) -> pd.DataFrame:
+    """The table a chapter opens with, one row per claim of ``claims`` (in that order), the one builder of
+    every chapter's opening table: the claim as its source states it with whose claim it is and its
+    Holm family (the index, "sentence [source (family)]"), what was measured
+    (:func:`posteval.metrics.claims.effect_words`, models renamed by ``names``, metrics by
+    ``metric_words``; or ``measured(claim, row)``), the verdict, and why in one line
+    (:func:`posteval.metrics.claims.verdict_reason`: the interval against 0 or the margin, seeds and Holm
+    p; a claim that is not testable gives its reason).
+
+    ``table``: a claims table (:func:`posteval.metrics.claims.evaluate_claims`, or a field's own with the
+    columns ``word``, ``estimate``, ``lo``, ``hi``, ``p_holm``; ``n_seeds`` and ``reason`` when it has them).
 
     Example
     -------
     >>> from posteval.metrics.claims import Claim
-    >>> t = pd.DataFrame({"sentence": ["A beats B"], "source": ["paper"], "estimate": [0.12], "lo": [0.05],
-    ...                   "hi": [0.19], "word": ["yes"], "reason": [""]}, index=["ab"])
-    >>> claims_overview(t, [Claim("ab", "A beats B", source="paper")]).iloc[0]["verdict"]
-    'yes'
+    >>> t = pd.DataFrame({"estimate": [0.12], "lo": [0.05], "hi": [0.19], "p_holm": [0.002], "n_seeds": [3],
+    ...                   "word": ["yes"]}, index=["ab"])
+    >>> row = claims_overview(t, [Claim("ab", "A beats B", "crps", "a", "b", source="paper")]).iloc[0]
+    >>> row.name, row["what we measured"], row["verdict"]
+    ('A beats B [paper (confirmatory)]', 'CRPS: a − b', 'yes')
     """
-    missing = {"sentence", "source", "estimate", "lo", "hi", "word"} - set(table.columns)
+    missing = {"estimate", "lo", "hi", "p_holm", "word"} - set(table.columns)
     if missing:
         raise ValueError(f"table: missing columns {sorted(missing)} (expected evaluate_claims' table)")
     rows = []
@@ -156,18 +160,11 @@ def claims_overview(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFram
         if c.name not in table.index:
             raise ValueError(f"claims: {c.name!r} is not a claim of the table")
         r = table.loc[c.name]
-        word = r["word"]
-        if word == NOT_TESTABLE:
-            why = str(r.get("reason", "") or "its preconditions fail")
-        elif c.parts:
-            held = sum(table.loc[p, "word"] == "yes" for p in c.parts)
-            why = f"it holds when every part holds: {held} of {len(c.parts)} parts resolved as stated"
-        else:
-            why = WHY.get(word, "")
-        measured = numformat.MISSING if c.parts else numformat.one_line(_interval_text(r))
-        rows.append({"claim (its source)": f"{c.sentence} ({r['source'] or numformat.MISSING})", "measured": measured,
-                     "verdict": word, "why": why})
-    return pd.DataFrame(rows).set_index("claim (its source)")
+        source = c.source or str(r.get("source", "") or "") or numformat.MISSING
+        what = measured(c, r) if measured is not None else effect_words(c, names, metric_words)
+        rows.append({OVERVIEW_INDEX: f"{c.sentence} [{source} ({c.family})]", "what we measured": what,
+                     "verdict": r["word"], "why": verdict_reason(r, c)})
+    return pd.DataFrame(rows).set_index(OVERVIEW_INDEX)
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:

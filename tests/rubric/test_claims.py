@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 from posteval.book import recorded
-from posteval.claims import record_table
-from posteval.metrics.claims import Claim
+from posteval.claims import claims_overview, record_table
+from posteval.metrics.claims import Claim, verdict_reason
 from posteval.rubric.claims import (BEST, BY_NAME, CLAIMS, COLD, EQUAL_STEPS, MEMBERS, SAYS, SCHEMES, TRANSFER,
                                     add_at_step, add_renamed, best_member, claim_interval, claims_table,
-                                    interval_numbers, reader_table, seeds_sentence, why)
+                                    interval_numbers, measured, opening_claims, seeds_sentence)
 
 
 def frames(effect, seeds=(0, 1, 2, 3), noise=0.001, metric="transfer"):
@@ -181,18 +181,22 @@ def test_add_at_step_reads_the_condition_at_as_many_steps():
         add_at_step(final, hist, "other", 64, EQUAL_STEPS)
 
 
-def test_reader_table_puts_the_sources_claims_first_and_says_why():
+def test_the_opening_puts_the_sources_claims_first_in_their_words_and_says_why():
     t = pd.DataFrame({"word": ["yes", "not resolved", "no"], "estimate": [0.05, 0.0, 0.02],
                       "lo": [0.02, -0.01, 0.01], "hi": [0.08, 0.01, 0.03], "p_holm": [0.004, 1.0, 0.01],
                       "n_seeds": [10, 30, 40], "record": ["sweep", "power", "power"]}, index=["leak", "d", "a"])
-    r = reader_table(t)
-    assert list(r.index) == ["a", "d", "leak"]
-    assert list(r["source (family)"]) == ["Proxy-GRM (confirmatory)"] * 2 + ["this book (exploratory)"]
-    assert list(r.columns) == ["source (family)", "source claim", "what we measured", "verdict", "why"]
-    assert "below 0" in r.loc["a", "why"] and "does not exclude 0" in r.loc["d", "why"]
-    assert "best_member" in r.loc["d", "what we measured"]
-    order = why({"word": "yes", "estimate": 0.0, "lo": -0.001, "hi": 0.001, "p_holm": 0.01, "n_seeds": 10},
-                BY_NAME["order"])
+    shown = opening_claims(t)
+    assert [c.name for c in shown] == ["a", "d", "leak"]
+    assert [c.source for c in shown] == ["Proxy-GRM"] * 2 + ["this book"]
+    assert shown[0].sentence == SAYS["a"]
+    r = claims_overview(t, shown, measured=measured)
+    assert list(r.columns) == ["what we measured", "verdict", "why"]
+    assert r.index[0] == f"{SAYS['a']} [Proxy-GRM (confirmatory)]"
+    assert r.index[2].endswith("[this book (exploratory)]")
+    assert "below 0" in r.iloc[0]["why"] and "does not exclude 0" in r.iloc[1]["why"]
+    assert "40 seeds" in r.iloc[0]["why"] and "best_member" in r.iloc[1]["what we measured"]
+    order = verdict_reason({"word": "yes", "estimate": 0.0, "lo": -0.001, "hi": 0.001, "p_holm": 0.01,
+                            "n_seeds": 10}, BY_NAME["order"])
     assert "inside" in order
     from posteval.rubric.claims import cold_start_tolerance
     assert cold_start_tolerance(4) == 0.5

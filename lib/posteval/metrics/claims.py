@@ -49,12 +49,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .. import numformat
 from ..margins import REGISTRY
 from ._validation import level_value
 from .intervals import Interval, Measurements
 from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, claim_pvalue, decide, holm, word_pvalues
 
-__all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS"]
+__all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS", "METRIC_WORDS",
+           "effect_words", "verdict_reason"]
 
 #: The families every chapter uses: Holm's adjustment holds the error rate within each family. A family is
 #: any name: a field adds its own (chapter 3's "physics", the consistency checks of a reconstruction, is
@@ -201,7 +203,8 @@ def _combine(c: Claim, rows: Mapping[str, dict]) -> dict:
     if any(w not in (*VERDICTS, NOT_TESTABLE) for w in words):
         raise ValueError(f"claim {c.name!r}: parts must be yes/no claims, got words {words}")
     if NOT_TESTABLE in words:
-        why = "; ".join(f"{p}: {rows[p]['reason']}" for p in c.parts if rows[p]["word"] == NOT_TESTABLE)
+        # each failing part's reason once, without the parts' keys (a reader's sentence, not a key)
+        why = "; ".join(dict.fromkeys(rows[p]["reason"] for p in c.parts if rows[p]["word"] == NOT_TESTABLE))
         return {"estimate": np.nan, "lo": np.nan, "hi": np.nan, "p": np.nan, "p_holm": np.nan,
                 "n_seeds": min(r["n_seeds"] for r in parts), "word": NOT_TESTABLE, "reason": why}
     weakest = max(parts, key=lambda r: r["p_holm"])
@@ -295,3 +298,86 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
         {c.name: {"sentence": c.display_sentence, "source": c.source, "family": c.family, "direction": c.direction,
                   "margin": float(c.margin), **rows[c.name], "margin_reason": c.margin_reason,
                   "set_at": REGISTRY[c.registered]["set_at"] if c.registered else ""} for c in claims}, orient="index")
+
+
+#: The book's metrics in a reader's words, for the tables that open its chapters (:func:`effect_words`); a
+#: metric not listed is written with spaces for its underscores.
+METRIC_WORDS = {"rmse": "RMSE", "mae": "MAE", "crps": "CRPS", "energy_score": "energy score",
+                "chi2_ndf": "spectrum chi2/ndf", "coverage_deviation": "signed coverage",
+                "conditional_coverage_error": "worst-octile coverage error", "tarp_error": "TARP error",
+                "spread_skill": "spread / skill", "mmd": "MMD² to the exact posterior"}
+
+
+def effect_words(claim: Claim, names: Mapping[str, str] | None = None,
+                 metric_words: Mapping[str, str] | None = None) -> str:
+    """What a claim's effect measures, in words: ``"CRPS: flow − MSE regression"`` for
+    effect = metric(a) − metric(b), ``"signed coverage: flow"`` (or ``"... − 1"`` with a boundary) for one
+    model, ``"all of its 2 parts"`` for a claim of parts (its effect is its weakest part's), ``"–"``
+    for a claim given as a ready interval. ``names`` renames models ({code name: reader's name}),
+    ``metric_words`` adds to or overrides :data:`METRIC_WORDS`. The scores are named as in Gneiting and
+    Raftery (2007), *J. Am. Stat. Assoc.* 102, 359 (CRPS, energy score).
+
+    Example
+    -------
+    >>> effect_words(Claim("x", "the flow beats the regression (paper)", "crps", "flow", "mlp_mse", -1),
+    ...              names={"mlp_mse": "MSE regression"})
+    'CRPS: flow − MSE regression'
+    >>> effect_words(Claim("r", "a ratio near 1 (paper)", "rmse_ratio", "flow_mean", direction=0, margin=0.04,
+    ...                    margin_reason="a user's tolerance", boundary=1.0))
+    'rmse ratio: flow_mean − 1'
+    """
+    if claim.parts:
+        return f"all of its {len(claim.parts)} parts"
+    if claim.metric is None or claim.a is None:
+        return numformat.MISSING
+    names = names or {}
+    words = {**METRIC_WORDS, **(metric_words or {})}
+    metric = words.get(claim.metric, claim.metric.replace("_", " "))
+    a = names.get(claim.a, claim.a)
+    if claim.b is not None:
+        return f"{metric}: {a} − {names.get(claim.b, claim.b)}"
+    return f"{metric}: {a} − {claim.boundary:g}" if claim.boundary else f"{metric}: {a}"
+
+
+def verdict_reason(row: Mapping, claim: Claim) -> str:
+    """Why a claim got its word, in one line: its interval against 0 or its margin, the seeds behind
+    it and its Holm-adjusted p (a claim of parts: its weakest part; a claim that is not testable: the
+    reason its preconditions fail). ``row``: the claim's row of :func:`evaluate_claims` (``word``,
+    ``estimate``, ``lo``, ``hi``, ``p_holm``, optionally ``n_seeds`` and ``reason``).
+
+    The interval is the unadjusted 95 % one and the word comes from the adjusted p (Holm within the
+    claim's family), so an interval that excludes 0 can still say "does not exclude 0 at the family's level".
+    References: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Berger (1982), *Technometrics* 24,
+    295 (a claim of parts, an intersection-union test, rests on its weakest part).
+
+    Example
+    -------
+    >>> c = Claim("x", "x beats y (paper)", "m", "x", "y", 1)
+    >>> verdict_reason({"word": "yes", "estimate": 0.05, "lo": 0.02, "hi": 0.08, "p_holm": 0.004, "n_seeds": 40}, c)
+    'difference 0.050\xa0[0.020,\xa00.080] lies above 0 (40 seeds, Holm p 0.0040)'
+    """
+    word = row.get("word")
+    if word == NOT_TESTABLE:
+        return str(row.get("reason", "") or "") or "its preconditions fail"
+    iv = numformat.one_line(numformat.interval(row["estimate"], row["lo"], row["hi"]))
+    n = row.get("n_seeds")
+    n = float(n) if n is not None else np.nan
+    seeds = f"{int(n)} seed{'s' if n != 1 else ''}, " if np.isfinite(n) and n > 0 and not claim.parts else ""
+    holm = "< 0.001" if row["p_holm"] < 0.001 else numformat.number(row["p_holm"], 2)
+    p = f"{seeds}Holm p {holm}"
+    if claim.parts:
+        return f"weakest part {iv}; every part must hold (Holm p {holm})"
+    m = f"{claim.margin:.3g}"
+    if claim.direction == 0:
+        said = {v: k for k, v in claim.words.items()}.get(word, word)
+        where = {"yes": f"lies inside ±{m}", "no": f"reaches beyond ±{m}", "below": "lies below 0",
+                 "above": "lies above 0"}.get(said, f"is not resolved against ±{m}")
+        return f"difference {iv} {where} ({p})"
+    side, other = ("above", "below") if claim.direction > 0 else ("below", "above")
+    if word == "yes":
+        where = f"lies {side} 0"
+    elif word == "no":
+        where = f"stays {other} {claim.direction * claim.margin:.3g}" if claim.margin else f"lies {other} 0"
+    else:
+        where = "does not exclude 0 at the family's level"
+    return f"difference {iv} {where} ({p})"

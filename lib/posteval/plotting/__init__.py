@@ -160,6 +160,7 @@ def protocol_figure(
     bins: int = 40,
     calibration: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
     crps_estimator: str = "nrg",
+    colours: Mapping[str, str] | None = None,
 ):
     """One figure of the protocol for a set of models, on one target dimension.
 
@@ -167,7 +168,8 @@ def protocol_figure(
     estimators) with its ratio to the truth; the mean CRPS per model (samplers with
     ``crps_estimator``, point estimators as point masses: the absolute error); coverage minus
     nominal (raw for samplers, split-conformal for point estimators given ``calibration`` data)
-    with the band of a perfectly calibrated sampler on as many events. 7 inches wide.
+    with the band of a perfectly calibrated sampler on as many events. 7 inches wide. ``colours``
+    {model: colour} for models outside the book's palette (e.g. a reader's name of a model).
 
     Returns the matplotlib figure.
     """
@@ -193,7 +195,8 @@ def protocol_figure(
             curves[f"{name} (conformal)"] = metrics.conformal_coverage_curve(cal_p, cal_t, a1, t1, levels)["coverage"]
     m_values = {np.shape(v)[1] for v in name_to_samples.values() if np.ndim(v) == truth.ndim + 1}
     return protocol_panels(t1, points, {r["model"]: r["CRPS"] for r in crps_rows}, curves, levels=levels, bins=bins,
-                           quantity=quantity, unit=unit, m_samples=m_values.pop() if len(m_values) == 1 else None)
+                           quantity=quantity, unit=unit, m_samples=m_values.pop() if len(m_values) == 1 else None,
+                           colours=colours)
 
 
 def protocol_panels(

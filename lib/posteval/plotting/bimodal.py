@@ -18,7 +18,7 @@ import seaborn as sns
 from posteval import metrics
 from posteval._deprecation import renamed_keywords
 from posteval.plotting import line_colours, spectrum_with_ratio
-from posteval.plotting.palette import colour, colours
+from posteval.plotting.palette import colour
 
 __all__ = ["data_with_branches", "posterior_panels", "spectra_figure", "crps_vs_samples_axes",
            "crps_ratio_vs_samples_axes", "conditional_coverage_axes", "sweep_figure"]
@@ -54,6 +54,7 @@ def posterior_panels(
     *,
     bins: int = 80,
     columns: int = 2,
+    colours: Mapping[str, str] | None = None,
 ):
     """One panel per event: the exact posterior density, each sampler's histogram and each
     point estimator's value, on a grid of `columns` panels per row with one legend below.
@@ -68,6 +69,8 @@ def posterior_panels(
         Samples of each generative model for these events.
     points : {model: array (k,)}
         Point estimates for these events.
+    colours : {name: colour} for names outside the book's palette (e.g. a reader's name of a model,
+        ``{"MSE regression": palette.colour("mlp_mse")}``)
 
     Returns the matplotlib figure.
     """
@@ -79,7 +82,7 @@ def posterior_panels(
     rows = -(-k // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(7, 2.6 * rows + 0.8), layout="constrained",
                              squeeze=False)
-    line = line_colours(list(samples) + list(points))
+    line = line_colours(list(samples) + list(points), colours)
     for i, ax in enumerate(axes.ravel()):
         if i >= k:
             ax.set_axis_off()
@@ -106,10 +109,12 @@ def posterior_panels(
 
 def spectra_figure(truth: np.ndarray, groups: Mapping[str, Mapping[str, np.ndarray]], *,
                    bins: int = 50,
-                   quantity: str = "z", unit: str | None = "a.u."):
+                   quantity: str = "z", unit: str | None = "a.u.",
+                   colours: Mapping[str, str] | None = None):
     """One spectrum-with-ratio block per group of reconstructions, stacked, legends at the right.
 
     groups : {title: {model: one reconstruction per event (n,)}}
+    colours : {name: colour} for names outside the book's palette
 
     Returns the matplotlib figure.
     """
@@ -119,7 +124,7 @@ def spectra_figure(truth: np.ndarray, groups: Mapping[str, Mapping[str, np.ndarr
     grid = fig.add_gridspec(2 * len(groups), 1, height_ratios=(3, 1) * len(groups))
     for j, (title, recos) in enumerate(groups.items()):
         ax, ax_ratio = fig.add_subplot(grid[2 * j]), fig.add_subplot(grid[2 * j + 1])
-        spectrum_with_ratio(ax, ax_ratio, truth, recos, bins=bins, quantity=quantity, unit=unit)
+        spectrum_with_ratio(ax, ax_ratio, truth, recos, bins=bins, quantity=quantity, unit=unit, colours=colours)
         ax.sharex(ax_ratio)
         ax.tick_params(labelbottom=False)
         ax.legend(**_OUTSIDE)
@@ -128,19 +133,21 @@ def spectra_figure(truth: np.ndarray, groups: Mapping[str, Mapping[str, np.ndarr
     return fig
 
 
-def crps_vs_samples_axes(ax, table: pd.DataFrame, *, exact: float | None = None, expected=None) -> None:
+def crps_vs_samples_axes(ax, table: pd.DataFrame, *, exact: float | None = None, expected=None,
+                         colours: Mapping[str, str] | None = None, exact_label: str = "oracle, exact integral") -> None:
     """Mean ensemble CRPS against samples per event m (log axis), one line per model.
 
     Parameters
     ----------
-    table : DataFrame with columns ``m``, ``model``, ``mean CRPS`` (models of the palette)
-    exact : the oracle's exact-integral CRPS (drawn as a horizontal line)
+    table : DataFrame with columns ``m``, ``model``, ``mean CRPS``
+    exact : the oracle's exact-integral CRPS (drawn as a horizontal line, labelled ``exact_label``)
+    colours : {model: colour} for models outside the book's palette
     expected : optional (m, CRPS) arrays of the oracle's expected ensemble CRPS
     """
     sns.lineplot(data=table, x="m", y="mean CRPS", hue="model", marker="o", ax=ax,
-                 palette=colours(table["model"].unique()))
+                 palette=line_colours(table["model"].unique(), colours))
     if exact is not None:
-        ax.axhline(exact, color="black", lw=1, label="oracle, exact integral")
+        ax.axhline(exact, color="black", lw=1, label=exact_label)
     if expected is not None:
         ax.plot(*expected, color="black", ls="--", lw=1, label="exact + E|X−X′|/(2m)")
     ax.set_xscale("log")
@@ -168,13 +175,15 @@ def crps_ratio_vs_samples_axes(ax, by_m: pd.DataFrame, ratios: Mapping[str, str]
 
 @renamed_keywords(ci="level")
 def conditional_coverage_axes(ax, local: pd.DataFrame, nominal: float, *, n_per_bin: int | None = None,
-                              m_samples: int | None = None, level: float = 0.95) -> None:
+                              m_samples: int | None = None, level: float = 0.95,
+                              colours: Mapping[str, str] | None = None) -> None:
     """Coverage minus nominal of one interval level in bins of a covariate, one line per model.
 
     local : DataFrame of coverages (index: bin centre label, columns: curve names, e.g. the
         output of :func:`posteval.metrics.local_coverage`)
     n_per_bin, m_samples : events per bin and samples per event of the exact sampler whose `level`
         band (:func:`posteval.metrics.coverage_band`) is shaded; no band without `n_per_bin`
+    colours : {curve name or its model: colour} for names outside the book's palette
     """
     if not 0 < nominal < 1:
         raise ValueError(f"nominal: expected a level in (0, 1), got {nominal!r}")
@@ -184,7 +193,7 @@ def conditional_coverage_axes(ax, local: pd.DataFrame, nominal: float, *, n_per_
         ax.axhspan(lo[0], hi[0], color="0.85", lw=0,
                    label=f"exact sampler, {100 * level:.0f} % band (n = {n_per_bin:,})")
     ax.axhline(0.0, color="black", lw=1, label="calibrated")
-    line = line_colours(local.columns)
+    line = line_colours(local.columns, colours)
     for name in local.columns:
         ax.plot(x, local[name].to_numpy() - nominal, marker="o", color=line[name], label=name,
                 ls="--" if "conformal" in name else "-")
@@ -196,12 +205,14 @@ def conditional_coverage_axes(ax, local: pd.DataFrame, nominal: float, *, n_per_
 
 def sweep_figure(sweep: pd.DataFrame, *, size: str = "N train", width: str = "sd of predictions / sd of z",
                  gap: str = "RMSE − Bayes", gap_lo: str = "lo", gap_hi: str = "hi",
-                 title: str = "Its RMSE minus the Bayes limit, with 95 % intervals over test events"):
+                 title: str = "Its RMSE minus the Bayes limit, with 95 % intervals over test events",
+                 label: str = "MSE regression"):
     """The regression's training-size sweep: the width of its predictions relative to the truth's,
     and its RMSE minus the Bayes limit with the interval of that difference as error bars.
 
     sweep : one row per training size with the columns named by the keyword arguments
     title : title of the RMSE panel (say what the intervals show)
+    label : the regression's name in the legends (drawn in the palette's colour of ``mlp_mse``)
 
     Returns the matplotlib figure (two stacked panels sharing the log x axis).
     """
@@ -210,14 +221,14 @@ def sweep_figure(sweep: pd.DataFrame, *, size: str = "N train", width: str = "sd
         raise ValueError(f"sweep: missing columns {missing}")
     fig, (ax_w, ax_g) = plt.subplots(2, 1, figsize=(7, 5.4), layout="constrained", sharex=True)
     n = sweep[size].to_numpy()
-    ax_w.plot(n, sweep[width], marker="o", color=colour("mlp_mse"), label="mlp_mse")
+    ax_w.plot(n, sweep[width], marker="o", color=colour("mlp_mse"), label=label)
     ax_w.axhline(1.0, color="black", lw=1, label="truth")
     ax_w.set(xscale="log", ylim=(0, 1.1), ylabel="sd of predictions / sd of z",
              title="The regression's spectrum stays collapsed")
     ax_w.legend(**_OUTSIDE)
     g = sweep[gap].to_numpy()
     err = np.stack([g - sweep[gap_lo].to_numpy(), sweep[gap_hi].to_numpy() - g])
-    ax_g.errorbar(n, g, yerr=err, marker="o", capsize=4, color=colour("mlp_mse"), label="mlp_mse")
+    ax_g.errorbar(n, g, yerr=err, marker="o", capsize=4, color=colour("mlp_mse"), label=label)
     ax_g.axhline(0.0, color="black", ls="--", lw=1, label="Bayes limit\n(posterior mean)")
     ax_g.set(xscale="log", xlabel="training events N", ylabel="RMSE − Bayes RMSE [units of z]",
              title=title)

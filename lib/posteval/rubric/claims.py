@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from .. import numformat
 from ..margins import registered, value
-from ..metrics.claims import Claim, evaluate_claims
+from ..metrics.claims import Claim, effect_words, evaluate_claims
 from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
 from .report import final_frame
 
@@ -126,7 +127,7 @@ CLAIMS: tuple[Claim, ...] = (
 )
 #: The claims by name.
 BY_NAME = {c.name: c for c in CLAIMS}
-#: Each claim as its source states it, in words, for the table that opens the chapter (:func:`reader_table`).
+#: Each claim as its source states it, in words, for the table that opens the chapter (:func:`opening_claims`).
 SAYS = {
     "a": "The proxy reward makes rubrics transferable to evaluators never used in training",
     "a_follow": "The same, with Proxy-SFT read as trained on the teacher's verdict under its rubric",
@@ -268,33 +269,6 @@ def add_at_step(final: pd.DataFrame, history: pd.DataFrame, condition: str, step
     return pd.concat([final, final_frame(ev).assign(condition=name)], ignore_index=True)
 
 
-def why(row: Mapping, claim: Claim) -> str:
-    """One line saying why a claim got its word: its interval against 0 (or the margin), its seeds and
-    Holm-adjusted p (for a claim of parts: its weakest part).
-
-    Example
-    -------
-    >>> c = Claim("x", "x beats y", "m", "x", "y", 1)
-    >>> why({"word": "yes", "estimate": 0.05, "lo": 0.02, "hi": 0.08, "p_holm": 0.004, "n_seeds": 40}, c)
-    'difference 0.050\\xa0[0.020,\\xa00.080] lies above 0 (40 seeds, Holm p 0.00400)'
-    """
-    word, n = row.get("word"), row.get("n_seeds")
-    if word == "not testable":
-        return "not measured in the records shown"
-    iv = numformat.one_line(numformat.interval(row["estimate"], row["lo"], row["hi"]))
-    seeds = f"{int(n)} seeds, " if n is not None and np.isfinite(float(n)) and not claim.parts else ""
-    p = f"{seeds}Holm p {numformat.number(row['p_holm'])}"
-    if claim.parts:
-        return f"weakest part {iv}; every part must hold (Holm p {numformat.number(row['p_holm'])})"
-    if claim.direction == 0:
-        where = {"yes": f"lies inside ±{claim.margin:.3g}", "no": f"reaches beyond ±{claim.margin:.3g}"}
-        return f"difference {iv} {where.get(word, f'is not resolved against ±{claim.margin:.3g}')} ({p})"
-    side = "above" if claim.direction > 0 else "below"
-    other = "below" if claim.direction > 0 else "above"
-    where = {"yes": f"lies {side} 0", "no": f"lies {other} 0"}.get(word, "does not exclude 0 at the family's level")
-    return f"difference {iv} {where} ({p})"
-
-
 #: The metrics of the claims, in words.
 METRIC_WORDS = {TRANSFER: "transfer to E3, E4", "transfer_indep_last": "transfer to E3, E4 (last criterion)",
                 "verdict_acc": "verdict accuracy", "rationalisation": "rationalisation",
@@ -302,47 +276,33 @@ METRIC_WORDS = {TRANSFER: "transfer to E3, E4", "transfer_indep_last": "transfer
 
 
 def measured(claim: Claim, row: Mapping, names: Mapping[str, str] | None = None) -> str:
-    """What the chapter measured for a claim, in words: the metric, the two conditions (renamed by
-    ``names``, e.g. {BEST: "proxy_follow (best member)"}), the record.
+    """What the chapter measured for a claim, in words (:func:`posteval.metrics.claims.effect_words` with
+    :data:`METRIC_WORDS`): the metric, the two conditions (renamed by ``names``, e.g.
+    {BEST: "proxy_follow (best member)"}), the record.
 
     Example
     -------
     >>> measured(Claim("x", "x beats y", TRANSFER, "proxy_sft", "no_proxy", 1), {"record": "sweep (10 seeds)"})
     'transfer to E3, E4: proxy_sft − no_proxy, sweep'
     """
-    if claim.parts:
-        return "all of " + ", ".join(claim.parts)
-    names = names or {}
-    a, b = names.get(claim.a, claim.a), names.get(claim.b, claim.b)
     # the record's own seed count, "(40 seeds)", is not the claim's: column "why" gives the claim's
     record = re.sub(r"\s*\(\d+ seeds\)$", "", str(row.get("record", "")))
-    return f"{METRIC_WORDS.get(claim.metric, claim.metric)}: {a} − {b}, {record}".rstrip(", ")
+    return f"{effect_words(claim, names, METRIC_WORDS)}, {record}".rstrip(", ")
 
 
-def reader_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, first: str = _SRC,
-                 names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The table that opens the chapter: source (family) | source claim (in words, :data:`SAYS`) | what
-    we measured | verdict | why (one line), the claims of ``first`` (the source) before the book's own.
-
-    ``table``: a claims table of :func:`claims_table` (rows of claims it lacks are left out); ``names``
-    renames conditions in column "what we measured" (:func:`measured`).
+def opening_claims(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, first: str = _SRC) -> list[Claim]:
+    """The claims of the table that opens the chapter (those of ``table``), each with its sentence as its
+    source states it (:data:`SAYS`), the claims of ``first`` (the source) before the book's own, for
+    :func:`posteval.claims.claims_overview` with :func:`measured`.
 
     Example
     -------
-    >>> t = pd.DataFrame({"word": ["yes"], "estimate": [.05], "lo": [.02], "hi": [.08], "p_holm": [.004],
-    ...                   "n_seeds": [40], "record": ["power run"], "source": ["Proxy-GRM"]}, index=["a"])
-    >>> reader_table(t).iloc[0]["verdict"]
-    'yes'
+    >>> t = pd.DataFrame({"word": ["yes", "yes"]}, index=["leak", "a"])
+    >>> [(c.name, c.source) for c in opening_claims(t)]
+    [('a', 'Proxy-GRM'), ('leak', 'this book')]
     """
-    by = {c.name: c for c in claims}
-    shown = [c.name for c in claims if c.name in table.index]
-    shown.sort(key=lambda k: by[k].source != first)  # stable: the source's claims first, in the text's order
-    rows = {}
-    for k in shown:
-        r, c = table.loc[k], by[k]
-        rows[k] = {"source (family)": f"{c.source} ({c.family})", "source claim": SAYS.get(k, c.sentence), "what we measured": measured(c, r, names),
-                   "verdict": r["word"], "why": why(r, c)}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("claim")
+    shown = [replace(c, sentence=SAYS.get(c.name, c.sentence)) for c in claims if c.name in table.index]
+    return sorted(shown, key=lambda c: c.source != first)  # stable: the source's claims first, in the text's order
 
 
 def seeds_sentence(table: pd.DataFrame) -> str:
