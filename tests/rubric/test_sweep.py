@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from posteval.rubric.experiment import CONDITIONS, RubricConfig, build_setup, run_condition
+from posteval.rubric.experiment import (CONDITIONS, FIDELITY_VERIFIERS, RubricConfig, build_setup, run_condition,
+                                        setup_fidelity)
 from posteval.rubric import report
 from posteval.rubric.sweep import main, merge_summaries, run_sweep, split_params
 
@@ -177,3 +178,32 @@ def test_run_pairs_names_a_bad_pair(pairs, match):
 
     with pytest.raises(ValueError, match=match):
         run_pairs({0: object()}, pairs, progress=False)
+
+
+def test_fidelity_record_is_the_chapters_fidelity_of_each_seeds_sweep_setup(tmp_path, tiny_setup):
+    # the kept record of claim (c) measured directly: the same rows as the chapter computes on a setup,
+    # and setups checked to be a sweep's by their cold starts
+    params = {**TINY, "seeds": [0, 1], "conditions": ["no_proxy"], "workers": 1}
+    pfile = tmp_path / "p.yaml"
+    pfile.write_text(yaml.safe_dump(params))
+    out = tmp_path / "fidelity.json"
+    main(["--params", str(pfile), "--out", str(out), "--workers", "1", "--no-progress", "--fidelity"])
+    saved = json.loads(out.read_text())
+    assert saved["kind"] == "verifier_fidelity" and saved["seeds"] == [0, 1]
+    assert saved["provenance"]["command"].endswith("--fidelity") and saved["provenance"]["git_commit"]
+    frame, gap = report.fidelity_frame(saved)
+    assert len(frame) == 2 * len(FIDELITY_VERIFIERS) and set(frame["condition"]) == set(FIDELITY_VERIFIERS)
+    here = setup_fidelity(tiny_setup)
+    assert frame[frame["seed"] == 0]["verifier_fidelity"].tolist() == here["fidelity"].tolist()
+    sweep = main(["--params", str(pfile), "--out", str(tmp_path / "sweep.json"), "--workers", "1", "--no-progress"])
+    assert report.fidelity_frame(saved, sweep)[1] == 0.0
+    other = json.loads(json.dumps(sweep))
+    other["cold_start"]["verdict_acc"]["values"][1] += 0.01
+    with pytest.raises(ValueError, match=r"seeds \[1\] have another cold start"):
+        report.fidelity_frame(saved, other)
+    with pytest.raises(ValueError, match="config differs"):
+        report.fidelity_frame(saved, dict(sweep, config={**sweep["config"], "n_test": 65}))
+    with pytest.raises(ValueError, match="verifier-fidelity record"):
+        report.fidelity_frame(sweep)
+    with pytest.raises(ValueError, match="--fidelity runs no condition"):
+        main(["--params", str(pfile), "--out", str(out), "--fidelity", "--conditions", "no_proxy"])

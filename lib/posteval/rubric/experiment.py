@@ -20,7 +20,7 @@ from . import grammar
 from .evaluate import completion_metrics
 from .grpo import group_advantages, grpo_loss
 from .judges import (PROXY_TRAINING, Ensemble, ReaderProxy, RuleJudge, SetJudge, rubric_sensitivity, train_proxy,
-                     train_set_judge)
+                     train_set_judge, verifier_fidelity)
 from .held_out_judges import build_held_out
 from .proxy_data import teacher_rubric_verdicts
 from .policy import PolicyLM, build_policy, completion_logprobs, generate, sft
@@ -280,6 +280,23 @@ def build_setup(config: RubricConfig, seed: int, *, progress: bool = False) -> S
     return Setup(config=c, seed=seed, world=world, rl_pairs=rl_pairs, test_pairs=test_pairs, policy=policy,
                  proxies=proxies, judge_e2=judge_e2, sensitivity=sens, cold_start=cold, sft_loss=sft_loss,
                  seconds=secs, held_out=held_out)
+
+
+#: The verifiers whose fidelity to an edited rubric claim (c) compares directly: condition name -> setup key.
+FIDELITY_VERIFIERS = {"proxy_sft": "sft", "proxy_rl": "rl", "proxy_follow": "follow", "proxy_sft_unseen": "sft_unseen"}
+
+
+def setup_fidelity(setup: Setup) -> pd.DataFrame:
+    """Each verifier of a seed's setup read on an edited rubric (:func:`~posteval.rubric.judges.verifier_fidelity`
+    on the setup's held-out pairs, random stream 12 of its seed): one row per verifier, columns ``seed``,
+    ``judge`` (the condition name of :data:`FIDELITY_VERIFIERS`), ``fidelity``, ``follows_label``, ``n_pairs``.
+    No RL: the verifiers are the frozen proxies themselves."""
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be a Setup, got {type(setup).__name__}")
+    judges = {name: setup.proxies[key] for name, key in FIDELITY_VERIFIERS.items()}
+    rows = verifier_fidelity(judges, setup.world, setup.test_pairs, seed_stream(setup.seed, 12))
+    rows.insert(0, "seed", setup.seed)
+    return rows
 
 
 class PolicyReward:

@@ -173,18 +173,66 @@ def _conditions_of(summary: dict, other: dict, atol: float) -> tuple[pd.DataFram
     twice = sorted(set(summary["conditions"]) & set(other["conditions"]))
     if twice:
         raise ValueError(f"other: conditions {twice} are in both summaries")
+    shared, diff = _same_cold_starts(summary, other, atol, "other")
+    b = frames_from_summary(other)
+    return b["history"][b["history"]["seed"].isin(shared)], shared, float(diff)
+
+
+def fidelity_frame(record: dict, summary: dict | None = None, *, atol: float = 1e-12) -> tuple[pd.DataFrame, float]:
+    """A verifier-fidelity record (``python -m posteval.rubric.sweep --fidelity``) as a claims record:
+    one row per seed and verifier, columns ``seed``, ``condition`` (the verifier), ``verifier_fidelity``,
+    ``follows_label``, ``n_pairs``; and the largest |difference| of a cold-start metric from ``summary``.
+
+    Given a sweep ``summary`` run with the same config, the record's setups are checked to be that
+    sweep's (as :func:`join_conditions` checks conditions run apart): the cold start's metrics of
+    every shared seed equal to ``atol``, else ValueError. A claim read from the record then pairs its
+    seeds with the sweep's.
+
+    Example
+    -------
+    >>> rec = {"kind": "verifier_fidelity", "config": {}, "seeds": [0],
+    ...        "cold_start": {"verdict_acc": {"values": [0.5]}},
+    ...        "fidelity": [{"seed": 0, "judge": "proxy_sft", "fidelity": 0.7, "follows_label": 0.3,
+    ...                      "n_pairs": 90}]}
+    >>> frame, gap = fidelity_frame(rec, {"config": {}, "seeds": [0], "cold_start": rec["cold_start"]})
+    >>> frame[["seed", "condition", "verifier_fidelity"]].to_dict(orient="records"), gap
+    ([{'seed': 0, 'condition': 'proxy_sft', 'verifier_fidelity': 0.7}], 0.0)
+    """
+    if not isinstance(record, dict) or record.get("kind") != "verifier_fidelity":
+        raise ValueError("record: expected a verifier-fidelity record (kind 'verifier_fidelity', "
+                         "written by python -m posteval.rubric.sweep --fidelity)")
+    frame = pd.DataFrame(record["fidelity"]).rename(columns={"judge": "condition", "fidelity": "verifier_fidelity"})
+    if frame.empty or set(frame["seed"]) != set(record["seeds"]):
+        raise ValueError("record: its fidelity rows do not cover its seeds")
+    gap = 0.0
+    if summary is not None:
+        if summary.get("config") != record.get("config"):
+            raise ValueError("record: its config differs from the summary's; its setups are not the sweep's")
+        gap = _same_cold_starts(summary, record, atol, "record")[1]
+    return frame, float(gap)
+
+
+def _gap(a, b) -> float:
+    """|a - b| of two recorded metrics, where None is a metric undefined on that seed (0 when both are)."""
+    if a is None or b is None:
+        return 0.0 if a is None and b is None else float("inf")
+    return abs(a - b)
+
+
+def _same_cold_starts(summary: dict, other: dict, atol: float, who: str) -> tuple[list, float]:
+    """The seeds two records share and the largest |difference| of their cold starts' metrics on them;
+    ValueError naming ``who`` (the second record) when a gap passes ``atol``: its setups are not the same."""
     cold_a = {m: dict(zip(summary["seeds"], v["values"])) for m, v in summary["cold_start"].items()}
     cold_b = {m: dict(zip(other["seeds"], v["values"])) for m, v in other["cold_start"].items()}
     shared = sorted(set(summary["seeds"]) & set(other["seeds"]))
     diff = 0.0
     for m in sorted(set(cold_a) & set(cold_b)):
-        gaps = {s: abs(cold_a[m][s] - cold_b[m][s]) for s in shared}
+        gaps = {s: _gap(cold_a[m][s], cold_b[m][s]) for s in shared}
         bad = [s for s, g in gaps.items() if not g <= atol]
         if bad:
-            raise ValueError(f"other: seeds {bad} have another cold start ({m}); they do not share their setups")
+            raise ValueError(f"{who}: seeds {bad} have another cold start ({m}); they do not share their setups")
         diff = max([diff, *gaps.values()])
-    b = frames_from_summary(other)
-    return b["history"][b["history"]["seed"].isin(shared)], shared, float(diff)
+    return shared, float(diff)
 
 
 def mean_sd_table(final: pd.DataFrame, metrics=("verdict_acc", "transfer", "transfer_rule", "rationalisation",

@@ -5,6 +5,12 @@ Command line (the full profile, about an hour on two CPU cores)::
     python -m posteval.rubric.sweep --params params/full/04_proxy_rubric.yaml \\
         --out results/full/04_proxy_rubric.json --workers 2
 
+With ``--fidelity`` it runs no RL: each seed's setup is built and its verifiers' fidelity to an
+edited rubric measured (:func:`fidelity_record`; claim (c) measured directly)::
+
+    python -m posteval.rubric.sweep --fidelity --seeds $(seq 0 39) \\
+        --out results/full/04_proxy_rubric_fidelity.json --workers 2
+
 On a Dask cluster, add ``--scheduler tcp://HOST:PORT`` (or ``--dask-workers N`` for a local one);
 the jobs (one per seed, then one per (seed, condition)) run through :mod:`posteval.parallel`.
 Each worker uses one torch thread. Results do not depend on the number of workers: every setup and
@@ -28,7 +34,7 @@ import yaml
 from ..runtime import atomic_write_text
 from ..parallel import add_cluster_arguments, client_from_arguments, map_jobs
 from .provenance import sweep_provenance, sweep_seconds
-from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition
+from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condition, setup_fidelity
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
 CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results",
@@ -70,6 +76,13 @@ def check_conditions(conditions) -> list[str]:
 def _setup_task(job: tuple[RubricConfig, int]) -> Setup:
     torch.set_num_threads(1)
     return build_setup(*job)
+
+
+def _fidelity_task(job: tuple[RubricConfig, int]) -> dict:
+    torch.set_num_threads(1)
+    setup = build_setup(*job)
+    return {"fidelity": setup_fidelity(setup).to_dict(orient="records"), "cold_start": setup.cold_start,
+            "seconds": setup.seconds}
 
 
 def _condition_task(job: tuple[Setup, str]) -> dict:
@@ -203,6 +216,29 @@ def run_sweep(config: RubricConfig, conditions, seeds, *, workers: int = 1, clie
     return sweep_result(config, setups, runs, time.perf_counter() - t0)
 
 
+def fidelity_record(config: RubricConfig, seeds, *, workers: int = 1, client=None, progress: bool = True) -> dict:
+    """The verifiers' fidelity to an edited rubric on every seed's setup, without RL (JSON-ready).
+
+    Each seed's setup is built as :func:`build_setups` builds it (the same world, proxies and held-out
+    pairs as a sweep of that seed) and read by :func:`~posteval.rubric.experiment.setup_fidelity`.
+    Returns ``{"kind": "verifier_fidelity", "config", "seeds", "fidelity": [one row per seed and
+    verifier], "cold_start": {metric: stats over seeds}, "seconds"}``; the cold start's metrics let a
+    reader check that the setups are a sweep's (:func:`posteval.rubric.report.fidelity_frame`).
+    """
+    if not isinstance(config, RubricConfig):
+        raise ValueError(f"config must be a RubricConfig, got {type(config).__name__}")
+    seeds = check_seeds(seeds)
+    t0 = time.perf_counter()
+    parts = map_jobs(_fidelity_task, [(config, s) for s in seeds], desc="verifier fidelity (setups)",
+                     **_where(workers, client, progress))
+    cold = pd.DataFrame([{"seed": s, **p["cold_start"]} for s, p in zip(seeds, parts)])
+    return {"kind": "verifier_fidelity", "config": config.to_dict(), "seeds": seeds,
+            "fidelity": [row for p in parts for row in p["fidelity"]],
+            "cold_start": {m: _stats(cold[m]) for m in cold.columns if m != "seed"},
+            "seconds": {"total": time.perf_counter() - t0,
+                        "setup": {str(s): p["seconds"] for s, p in zip(seeds, parts)}}}
+
+
 def write_json(obj: dict, path) -> Path:
     """Write JSON atomically (temp file in the same folder, then a rename)."""
     path = Path(path)
@@ -309,8 +345,12 @@ def main(argv=None) -> dict:
     p.add_argument("--merge", help="add the results to this existing summary JSON (written to --out)")
     p.add_argument("--combine", nargs="+", metavar="SUMMARY",
                    help="run nothing: write to --out the seeds of these summaries combined (--conditions: only those)")
+    p.add_argument("--fidelity", action="store_true",
+                   help="run no RL: write the verifiers' fidelity of every seed's setup (fidelity_record)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.fidelity and (args.merge or args.combine or args.conditions):
+        raise ValueError("--fidelity runs no condition: it takes no --merge, --combine or --conditions")
     if args.combine:
         parts = [load_summary(f) for f in args.combine]
         if any(part is None for part in parts):
@@ -331,13 +371,23 @@ def main(argv=None) -> dict:
         base = load_summary(args.merge)
         if base is None:
             raise ValueError(f"--merge: {args.merge} does not exist")
+    command = "python -m posteval.rubric.sweep " + " ".join(argv or sys.argv[1:])
+    if args.fidelity:
+        with client_from_arguments(args) as client:
+            out = fidelity_record(config, seeds, workers=args.workers, client=client, progress=not args.no_progress)
+        out["params_file"] = str(args.params)
+        out["provenance"] = sweep_provenance(workers=args.workers, wall_seconds=out["seconds"]["total"],
+                                             command=command)
+        write_json(out, args.out)
+        print(f"wrote {args.out} (verifier fidelity, {len(seeds)} seeds, {out['seconds']['total']:.0f} s)")
+        return out
     with client_from_arguments(args) as client:
         res = run_sweep(config, conditions, seeds, workers=args.workers, client=client,
                         progress=not args.no_progress)
     summary = res.summary()
     summary["params_file"] = str(args.params)
     summary["provenance"] = sweep_provenance(workers=args.workers, wall_seconds=res.seconds["total"],
-                                             command="python -m posteval.rubric.sweep " + " ".join(argv or sys.argv[1:]))
+                                             command=command)
     if base is not None:
         summary = merge_summaries(base, summary)
     write_json(thin_history(summary), args.out)
