@@ -369,12 +369,15 @@ def measured(request, built_site, chromium, tmp_path_factory):
 
 
 def page_inventory(page_html: str, measured_page: dict) -> dict:
-    """What a reader meets on one page: words of prose (outside code, outputs and math), figures, and
-    each code cell shown (its section, line count and first line), for a person weighing the pages."""
+    """What a reader meets on one page: words of prose (outside code, outputs, glued outputs, tables and
+    math), figures, and each code cell shown (its section, line count and first line), for a person
+    weighing the pages."""
     article = BeautifulSoup(page_html, "html.parser").find("article")
     if article is None:
         raise ValueError("no <article> element: not a page of the built book")
-    words = len(prose_text(article, skip=(".highlight", ".cell_input", ".cell_output", ".math")).split())
+    # outputs placed by a {glue} directive sit in div.output outside any cell: not prose either
+    words = len(prose_text(article, skip=(".highlight", ".cell_input", ".cell_output", ".output", ".math",
+                                          "table")).split())
     cells = measured_page["cells"]
     figures = len(article.find_all("figure")) + sum(img.find_parent("figure") is None for img in article.find_all("img"))
     return {"prose_words": words, "figures": figures,
@@ -383,6 +386,7 @@ def page_inventory(page_html: str, measured_page: dict) -> dict:
 
 def test_the_page_inventory_counts_prose_figures_and_shown_code():
     page = ("<article><p>Two words.</p><div class='cell_output'><p>not prose</p></div>"
+            "<div class='output text_html'><table><tr><td>a glued table</td></tr></table></div>"
             "<figure><img src='a.png'></figure><img src='b.png'><span class='math'>x = 1</span></article>")
     got = page_inventory(page, {"cells": [{"section": "1", "lines": 3, "first": "x = 1"}]})
     assert (got["prose_words"], got["code_cells_shown"], got["code_lines_shown"]) == (2, 1, 3)
