@@ -7,6 +7,8 @@
 #   the power run:               bash scripts/power04.sh 10 39
 #   the heterogeneous ensemble:  CONDITIONS=ensemble_mixed NAME=04_proxy_rubric_mixed BASE= bash scripts/power04.sh 0 39
 #   claim (d)'s best member:     CONDITIONS=proxy_follow NAME=04_proxy_rubric_follow bash scripts/power04.sh 10 39
+#   claim (e)'s schemes:         CONDITIONS="agg_and_gate agg_gate agg_modulated agg_implicit" \
+#                                NAME=04_proxy_rubric_aggregation bash scripts/power04.sh 10 39
 #   a second worker on the same OUT_DIR, from the other end: ... bash scripts/power04.sh 39 0 OUT_DIR (a seed whose
 #   checkpoint exists is skipped; both write the combined record atomically)
 set -euo pipefail

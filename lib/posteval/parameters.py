@@ -243,7 +243,7 @@ RULES: dict[str, Rule] = {
     "bridge_steps": _COUNT, "bridge_sft_epochs": _COUNT,
     "reuse_full_results": boolean(),
     "full_results": text(), "power_results": text(), "mixed_results": text(), "follow_results": text(),
-    "fidelity_results": text(),
+    "fidelity_results": text(), "aggregation_results": text(),
     # chapter 5
     "max_proposals": _COUNT,
     "n_resamples": _COUNT,

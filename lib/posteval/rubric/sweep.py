@@ -38,7 +38,8 @@ from .experiment import CONDITIONS, RubricConfig, Setup, build_setup, run_condit
 
 #: Chapter parameters that are not part of the sweep (ignored by :func:`split_params`).
 CHAPTER_ONLY = ("workers", "bridge_steps", "bridge_sft_epochs", "reuse_full_results", "full_results",
-                "power_results", "mixed_results", "follow_results", "fidelity_results", "progress",
+                "power_results", "mixed_results", "follow_results", "fidelity_results",
+                "aggregation_results", "progress",
                 "profile")
 
 
