@@ -5,7 +5,8 @@
 #   make test   `make book PROFILE=ci` (each chapter executed once), then the whole suite on what it made: the
 #               executed chapters against their references (nbval's rules), the HTML, PDF and JupyterLab checks
 #   make test-fast   the inner loop: every test that executes no chapter (page checks on the reference notebooks)
-#   make test-other-machine   the same suite with other torch/MKL kernels (as on another x86 CPU)
+#   make test-other-machine   the cross-dispatch check (scripts/cross_dispatch.py), then make test with MKL limited
+#               to SSE4.2 (as on another x86 CPU)
 #   make lab    set up .venv, start JupyterLab at the repository root (chapters/*.md open as notebooks) on chapter 1;
 #               CHAPTER=03 (or 03_top_quark) opens chapters/03_top_quark.md instead
 #   make pdf    the whole book as one PDF from the built HTML (headless Chromium): _build/pdf/pointwise-metrics-mislead.pdf
@@ -27,6 +28,13 @@ LAB_CHAPTER = $(firstword $(wildcard chapters/$(CHAPTER)*.md))
 export POSTEVAL_BOOK_ROOT := $(CURDIR)
 # chapter 3's event files: the checkout's data_cache/ (the library's own default is the user's cache folder)
 export POINTWISE_CACHE ?= $(CURDIR)/data_cache
+# The chapters' portable CPU kernels (posteval.runtime.PORTABLE_KERNELS, whose docstring says why each) in the
+# environment of every command below, JupyterLab's kernels included: numpy reads its setting when Python
+# starts it. A value already in the environment wins; tests/test_book.py checks these are the library's.
+export ATEN_CPU_CAPABILITY ?= default
+export MKL_CBWR ?= COMPATIBLE
+export ONEDNN_MAX_CPU_ISA ?= SSE41
+export NPY_DISABLE_CPU_FEATURES ?= X86_V3,X86_V4,AVX512_ICL,AVX512_SPR
 
 .PHONY: book test test-fast test-other-machine setup html pdf clean chromium lab
 
@@ -79,13 +87,14 @@ test: setup chromium
 test-fast: setup chromium
 	$(PY) -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -o console_output_style=classic --durations=15
 
-# Numbers from training differ between x86 machines because torch and MKL pick other kernels per
-# CPU. The chapters therefore choose the portable ones (posteval.book.PORTABLE_KERNELS: ATen's
-# AVX2 kernels, MKL's COMPATIBLE branch, oneDNN's AVX2 kernels) in seed_everything, and the reference
-# notebooks are made with them: these settings, given from outside, are the ones any x86 machine with
-# AVX2 then computes with.
-test-other-machine:
-	ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 $(MAKE) test
+# Another machine, the same digits: the cross-dispatch check (scripts/cross_dispatch.py) trains every model
+# class and runs the training kernels under the portable settings with MKL's, oneDNN's and numpy's widest ISA
+# forced otherwise (as another CPU would choose them) and requires identical digits, and other digits from
+# each control that leaves a library to the CPU; then the whole suite with MKL limited to SSE4.2.
+test-other-machine: setup
+	mkdir -p _build/test-artifacts
+	$(PY) scripts/cross_dispatch.py --json _build/test-artifacts/cross_dispatch.json
+	MKL_ENABLE_INSTRUCTIONS=SSE4_2 $(MAKE) test
 
 # jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, figures,
 # tables and references as the HTML book does (posteval.lab), .md opens as a notebook (its .ipynb

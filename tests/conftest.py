@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from posteval import book, pages, parameters
+from posteval.runtime import portable_environment
 
-# The chapters' portable CPU kernels (book.PORTABLE_KERNELS) for this process and every kernel nbval
-# starts, before torch runs its first operation here (seed_everything refuses a late choice).
-for _name, _value in book.PORTABLE_KERNELS.items():
-    os.environ.setdefault(_name, _value)
+# The chapters' portable CPU kernels (posteval.runtime.PORTABLE_KERNELS) for this process and every kernel
+# nbval starts, before numpy is imported here (it reads its setting at import) and before torch runs its
+# first operation (seed_everything refuses a late choice of either).
+assert "numpy" not in sys.modules, "numpy was imported before the suite could choose its portable kernels"
+portable_environment()
+
+from posteval import book, pages, parameters  # noqa: E402
 # One thread per process: the suite runs two pytest workers on two cores beside the chapters' own
 # worker processes, and a process whose OpenMP threads wait for each other on a busy core takes
 # several times the CPU (measured: a flow's sampling, 3 CPU-s on one thread, 12-13 on two).

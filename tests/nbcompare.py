@@ -149,3 +149,47 @@ def differences(executed: dict, reference: dict, patterns) -> list[str]:
                     found.append(f"{where}: {field} differs: {_short(pair[0])} in the reference, {_short(pair[1])} executed")
                     break
     return found
+
+
+RECORD_PREFIX = "application/papermill.record/"
+
+
+def recorded(notebook: dict) -> dict[str, str]:
+    """Every value a notebook's cells recorded (``record`` / myst-nb's ``glue``: scrapbook outputs), by name,
+    as the text it was glued with."""
+    import ast
+
+    values = {}
+    for cell in notebook["cells"]:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = out.get("data", {}).get(RECORD_PREFIX + "text/plain")
+            if name and text is not None:
+                text = "".join(text) if isinstance(text, list) else text
+                try:
+                    values[name] = str(ast.literal_eval(text))
+                except (ValueError, SyntaxError):
+                    values[name] = text
+    return values
+
+
+def flipped_words(executed: dict, reference: dict) -> list[str]:
+    """Each claim whose word differs between an executed notebook and its reference, with both runs'
+    adjusted p-values (``claim_p_holm.<name>``, the p its word was decided on against 0.05), so that a
+    reader can tell a word at its boundary (both p near 0.05) from a broken chapter (one far from it).
+
+    >>> def nb(word, p):
+    ...     out = lambda k, v: {"output_type": "display_data", "metadata": {"scrapbook": {"name": k}},
+    ...                         "data": {RECORD_PREFIX + "text/plain": repr(v)}}
+    ...     return {"cells": [{"cell_type": "code", "outputs": [out("claim.a", word), out("claim_p_holm.a", p)]}]}
+    >>> flipped_words(nb("not resolved", "0.061"), nb("yes", "0.042"))
+    ["claim.a: 'yes' (adjusted p 0.042) in the reference, 'not resolved' (adjusted p 0.061) executed"]
+    """
+    run, ref = recorded(executed), recorded(reference)
+    found = []
+    for key in sorted(k for k in ref if k.startswith("claim.") and k in run and run[k] != ref[k]):
+        name = key[len("claim."):]
+        p_ref, p_run = (vals.get(f"claim_p_holm.{name}", "none") for vals in (ref, run))
+        found.append(f"{key}: {ref[key]!r} (adjusted p {p_ref}) in the reference, "
+                     f"{run[key]!r} (adjusted p {p_run}) executed")
+    return found

@@ -1,6 +1,7 @@
 """The runner: record(), chapter resolution, papermill execution, atomic results."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -315,42 +316,77 @@ def test_papermill_does_not_warn_about_validated_parameters(tmp_path, monkeypatc
     assert not [r.getMessage() for r in caplog.records if r.name.startswith("papermill")]
 
 
-def _fresh_python(code: str) -> subprocess.CompletedProcess:
-    """Run ``code`` in a new interpreter without the portable-kernel variables in its environment."""
+def _fresh_python(code: str, **env_extra) -> subprocess.CompletedProcess:
+    """Run ``code`` in a new interpreter without the portable-kernel variables in its environment (plus
+    ``env_extra``)."""
     env = {k: v for k, v in os.environ.items() if k not in book.PORTABLE_KERNELS}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], env={**env, **env_extra}, capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_seed_everything_chooses_the_portable_cpu_kernels():
-    """After seed_everything, torch runs its AVX2 kernels (the reference's, on a CPU with or without AVX-512)
-    and MKL's COMPATIBLE branch is in the environment the training workers inherit."""
+    """After seed_everything (numpy's setting given before Python starts, as make and the runner give it),
+    torch runs its baseline kernels, oneDNN is off, and MKL's COMPATIBLE branch is in the environment the
+    training workers inherit."""
     out = _fresh_python("import os, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
-                        "torch.ones(3).exp()\nprint(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])")
+                        "torch.ones(3).exp()\nprint(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'], "
+                        "torch.backends.mkldnn.enabled)",
+                        NPY_DISABLE_CPU_FEATURES=runtime.NUMPY_SIMD_ABOVE_BASELINE)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["AVX2", "COMPATIBLE"]
+    assert out.stdout.split() == ["DEFAULT", "COMPATIBLE", "False"]
 
 
-def test_seed_everything_pins_onednn_to_its_avx2_kernels():
-    """torch's GELU runs in oneDNN, which picks its AVX-512 kernels where the CPU has them (other
-    digits, other training) unless ONEDNN_MAX_CPU_ISA caps it before its first primitive."""
+def test_seed_everything_keeps_gelu_out_of_onednn():
+    """torch's GELU runs in oneDNN, whose digits follow its ISA, unless oneDNN is off: after
+    seed_everything no oneDNN primitive runs (its verbose mode prints none)."""
+    on = _fresh_python("import os, torch\nos.environ['ONEDNN_VERBOSE'] = '1'\n"
+                       "torch.nn.functional.gelu(torch.ones(4, 8, 64))")
+    if not [ln for ln in on.stdout.splitlines() if "exec," in ln]:
+        pytest.skip("oneDNN does not run torch's GELU here even when on: nothing to keep it out of")
     code = ("import os, torch\nfrom posteval.book import seed_everything\nseed_everything(0)\n"
-            "os.environ['ONEDNN_VERBOSE'] = '1'\ntorch.nn.functional.gelu(torch.ones(4, 8, 64))")
-    out = _fresh_python(code)
+            "os.environ['ONEDNN_VERBOSE'] = '1'\ntorch.nn.functional.gelu(torch.ones(4, 8, 64))\nprint('done')")
+    out = _fresh_python(code, NPY_DISABLE_CPU_FEATURES=runtime.NUMPY_SIMD_ABOVE_BASELINE)
     assert out.returncode == 0, out.stderr
-    isa = [ln for ln in out.stdout.splitlines() if ",isa:" in ln]
-    if not isa:
-        pytest.skip("oneDNN did not run this GELU here (no verbose line)")
-    if "AVX2" not in isa[0] and "AVX-512" not in isa[0] and "AVX512" not in isa[0]:
-        pytest.skip(f"this CPU lacks AVX2: {isa[0]}")
-    assert isa[0].endswith("isa:Intel AVX2"), isa[0]
+    assert out.stdout.strip().endswith("done") and not [ln for ln in out.stdout.splitlines() if "exec," in ln]
 
 
 def test_seed_everything_refuses_kernels_chosen_before_it():
-    if _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout.strip() == "AVX2":
-        pytest.skip("torch picks its AVX2 kernels on this CPU anyway: nothing to refuse")
+    if _fresh_python("import torch; print(torch.backends.cpu.get_cpu_capability())").stdout.strip() == "DEFAULT":
+        pytest.skip("torch picks its baseline kernels on this CPU anyway: nothing to refuse")
     out = _fresh_python("import torch\nfrom posteval.book import seed_everything\ntorch.ones(3).exp()\n"
-                        "torch.backends.cpu.get_cpu_capability()\nseed_everything(0)")
+                        "torch.backends.cpu.get_cpu_capability()\nseed_everything(0)",
+                        NPY_DISABLE_CPU_FEATURES=runtime.NUMPY_SIMD_ABOVE_BASELINE)
     assert out.returncode != 0 and "before the first torch operation" in out.stderr
+
+
+def test_seed_everything_refuses_a_numpy_started_without_its_setting():
+    """numpy reads NPY_DISABLE_CPU_FEATURES once, at import: started without it, it runs its AVX2 kernels on
+    this CPU (other digits than on a CPU without them) and seed_everything says how to start it."""
+    code = ("from numpy._core._multiarray_umath import __cpu_features__ as f\n"
+            "print(f.get('X86_V3'))\nfrom posteval.book import seed_everything\nseed_everything(0)")
+    out = _fresh_python(code)
+    if out.stdout.split()[:1] != ["True"]:
+        pytest.skip("this CPU has none of the SIMD kernels numpy is kept from: nothing to refuse")
+    assert out.returncode != 0
+    assert "numpy runs its X86_V3" in out.stderr and "NPY_DISABLE_CPU_FEATURES=X86_V3" in out.stderr
+
+
+def test_the_makefile_gives_the_library_s_portable_kernels():
+    """make book, make test and make lab start Python with posteval.runtime.PORTABLE_KERNELS in the
+    environment (numpy reads its setting at start): the Makefile's values are the library's."""
+    text = (book.ROOT / "Makefile").read_text()
+    given = dict(re.findall(r"^export (\w+) \?= (\S+)$", text, flags=re.M))
+    assert {k: given.get(k) for k in runtime.PORTABLE_KERNELS} == runtime.PORTABLE_KERNELS
+
+
+def test_the_runner_starts_a_chapter_s_kernel_with_the_portable_kernels(monkeypatch):
+    for k in runtime.PORTABLE_KERNELS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("MKL_CBWR", "AUTO")  # a value already in the environment wins
+    with book._kernel_environment("full", None):
+        inside = {k: os.environ.get(k) for k in runtime.PORTABLE_KERNELS}
+    assert inside == {**runtime.PORTABLE_KERNELS, "MKL_CBWR": "AUTO"}
+    assert "ATEN_CPU_CAPABILITY" not in os.environ  # restored
 
 
 def test_the_runner_estimates_a_chapter_from_its_last_run(tmp_path):
@@ -419,12 +455,3 @@ def test_the_runner_without_the_book_extra_is_a_one_line_error(monkeypatch, caps
     assert book.main(["run", "01"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: python -m posteval.book needs papermill") and 'pip install "posteval[book]"' in err
-
-
-def test_portable_kernels_refuse_a_cpu_without_avx2_by_name(monkeypatch):
-    """A CPU without AVX2 cannot run the reference's kernels: the error says so and how to run anyway,
-    rather than torch silently falling back to other kernels (other digits than the references)."""
-    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx2")
-    monkeypatch.setattr(torch.cpu, "_is_avx2_supported", lambda: False)
-    with pytest.raises(RuntimeError, match="lacks AVX2.*ATEN_CPU_CAPABILITY=default"):
-        runtime.portable_kernels()

@@ -17,14 +17,18 @@ EVENT_DIMS = (4, 6, 5)
 TINY_ENCODER = dict(width=16, heads=2, self_layers=1, class_layers=1, ff_hidden=32, embed_hidden=32,
                     context_dim=8, context_hidden=16)
 
-# name: (builder, context kind, steps of one-batch training, learning rate)
+# name: (builder, context kind, steps of one-batch training, learning rate). The steps and rates are ones at
+# which no fit diverges under any kernel setting of scripts/cross_dispatch.py, on seeds 0-2, and each passes with
+# a quarter to spare (the fit drops the loss by at least 1.25 times what the test asks; measured 2026-12-07: the
+# mixture density network's 200 steps at 1e-2 diverged with ATen's AVX2 kernels, 3.09 -> 7.83 nats, and at 3e-3
+# drops 2.6 times what is asked; the flow matching's 300 steps at 1e-2 dropped only 1.23 times on one seed).
 MODELS = {
     "PointRegressor": (lambda: PointRegressor(DIM, CONTEXT_DIM, hidden=16), "plain", 200, 1e-2),
     "MixtureDensityNetwork": (lambda: MixtureDensityNetwork(DIM, CONTEXT_DIM, components=2, hidden=16),
-                              "plain", 200, 1e-2),
+                              "plain", 200, 3e-3),
     "ConditionalFlow": (lambda: ConditionalFlow(DIM, CONTEXT_DIM, transforms=2, hidden=16, bins=4), "plain", 200, 1e-2),
     "ConditionalFlowMatching": (lambda: ConditionalFlowMatching(DIM, CONTEXT_DIM, hidden=16, layers=2, steps=4),
-                                "plain", 300, 1e-2),
+                                "plain", 600, 2e-2),
     "TransformerRegressor": (lambda: build_event_model("transformer_mse", EVENT_DIMS, TINY_ENCODER, {"hidden": 16},
                                                        target_dim=DIM), "event", 200, 3e-3),
     "MMDRegressor": (lambda: build_event_model("transformer_mmd", EVENT_DIMS, TINY_ENCODER, {"hidden": 16},
@@ -95,13 +99,21 @@ def test_contract(name):
         assert lp.shape == (N,) and torch.isfinite(lp).all()
 
     # one-batch overfit through the book's loop: the model's own loss falls well below its start
+    before, after, asked = one_batch_fit(model, batch, steps, lr)
+    assert after < before - asked, (before, after)
+
+
+def one_batch_fit(model, batch, steps, lr):
+    """Fit ``model`` on one batch for ``steps`` full-batch steps at rate ``lr`` through the book's `fit`:
+    its loss before and after (the same noise for both) and the drop the contract asks (a nat per event of
+    a density, half the loss of any other model)."""
     with torch.no_grad(), torch.random.fork_rng():
         torch.manual_seed(7)
         before = float(model.loss(batch))
-    hist = fit(model, batch, settings=TrainingSettings(epochs=steps, batch_size=N, lr=lr), seed=0, disable=True)
+    hist = fit(model, batch, settings=TrainingSettings(epochs=steps, batch_size=len(batch[-1]), lr=lr), seed=0,
+               disable=True)
+    assert hist.epochs == steps
     with torch.no_grad(), torch.random.fork_rng():
         torch.manual_seed(7)
         after = float(model.loss(batch))
-    assert hist.epochs == steps
-    drop = 1.0 if isinstance(model, DENSITIES) else 0.5 * abs(before)  # nats per event, or half the loss
-    assert after < before - drop, (before, after)
+    return before, after, (1.0 if isinstance(model, DENSITIES) else 0.5 * abs(before))

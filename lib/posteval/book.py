@@ -60,7 +60,8 @@ from .parameters import PROFILES, parameter_problem
 from .paths import CHAPTERS, ROOT, chapter_sources, resolve_chapter
 from .progress import tqdm
 # the utilities below the domain code, re-exported for the chapters (`from posteval.book import seed_everything`)
-from .runtime import PORTABLE_KERNELS, atomic_write_text, device_name, git_commit, portable_kernels, seed_everything
+from .runtime import (PORTABLE_KERNELS, atomic_write_text, device_name, git_commit, portable_environment,
+                      portable_kernels, seed_everything)
 
 BOOK = ROOT / "book"
 PARAMS = ROOT / "params"
@@ -486,9 +487,12 @@ def _children_cpu_seconds() -> float:
 
 @contextlib.contextmanager
 def _kernel_environment(profile: str, record_file: Path | None):
-    """The environment a chapter's kernel starts with: where ``record()`` writes (if anywhere), and at ci
-    :data:`CI_THREADS` and :data:`CI_MALLOC`; restored afterwards."""
-    wanted = {RECORD_FILE_ENV: str(record_file)} if record_file is not None else {}
+    """The environment a chapter's kernel starts with: :data:`PORTABLE_KERNELS` (numpy reads its setting
+    when the kernel imports it), where ``record()`` writes (if anywhere), and at ci :data:`CI_THREADS` and
+    :data:`CI_MALLOC`; restored afterwards."""
+    wanted = portable_environment({k: os.environ[k] for k in PORTABLE_KERNELS if k in os.environ})
+    if record_file is not None:
+        wanted[RECORD_FILE_ENV] = str(record_file)
     if profile == "ci":
         wanted.update({k: os.environ.get(k, v) for k, v in {**CI_THREADS, **CI_MALLOC}.items()})
     saved = {k: os.environ.get(k) for k in wanted}
