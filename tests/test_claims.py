@@ -3,7 +3,7 @@
 import pytest
 
 from posteval import book
-from posteval.claims import claims_frame, conclusions, record_claim, record_claims
+from posteval.claims import ADJUSTED_P, claims_frame, conclusions, record_claim, record_claims
 from posteval import numformat
 from posteval.metrics.claims import CALIBRATION_WORDS, CLAIM_KEYS, Claim, evaluate_claims
 
@@ -33,9 +33,9 @@ def test_record_claims_records_its_keys_and_conclusions_show_them(monkeypatch):
     assert (rec["claim_source.up"], rec["claim_family.up"]) == ("this book", "confirmatory")
     assert (rec["claim_source.cal"], rec["claim_family.cal"]) == ("paper", "exploratory")
     shown = conclusions(table)
-    assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", "p (Holm)", "verdict"]
+    assert shown.index.name == "claim" and shown.columns.tolist() == ["estimate [interval]", ADJUSTED_P, "verdict"]
     assert shown.loc["x is positive (this book)", "verdict"] == "yes"
-    assert shown.loc["x is positive (this book)", "p (Holm)"] == "< 0.001"
+    assert shown.loc["x is positive (this book)", ADJUSTED_P] == "< 0.001"
     chapter4 = conclusions(table.assign(n_seeds=[3, 5]), effect="difference [95 % interval]", p_holm=False, seeds=True)
     assert chapter4.columns.tolist() == ["difference [95 % interval]", "verdict", "seeds"]
     assert chapter4["seeds"].tolist() == [3, 5]
@@ -83,13 +83,13 @@ def test_a_claim_that_is_not_testable_keeps_its_reason_and_leaves_the_family(mon
                             not_testable={"c": "x fails", "d": "x fails", "e": "y fails"})
     assert gated.loc["cde", "reason"] == "x fails; y fails"
     assert t.loc["b", "estimate"] == pytest.approx(0.3)  # the interval is still shown
-    assert t.loc["a", "p_holm"] == pytest.approx(t.loc["a", "p"])  # a family of one now, of two before
-    assert both.loc["a", "p_holm"] == pytest.approx(2 * both.loc["a", "p"])
+    assert t.loc["a", "p_holm"] == pytest.approx(2 * t.loc["a", "p"])  # a family of one claim (2 words) now
+    assert both.loc["a", "p_holm"] == pytest.approx(4 * both.loc["a", "p"])  # of two claims (4 words) before
     record_claims(t)
     assert book.recorded()["claim_reason.b"] == "the model fails the W-mass check"
     assert book.recorded()["claim_reason.a"] == ""
     assert conclusions(t).loc["b is positive (paper)", "verdict"] == "not testable: the model fails the W-mass check"
-    assert conclusions(t).loc["b is positive (paper)", "p (Holm)"] == numformat.MISSING
+    assert conclusions(t).loc["b is positive (paper)", ADJUSTED_P] == numformat.MISSING
     with pytest.raises(ValueError, match="not claims"):
         evaluate_claims(claims, intervals=ivs, not_testable={"zz": "why"})
     with pytest.raises(ValueError, match="reason"):
@@ -118,10 +118,10 @@ def test_claims_overview_gives_each_claim_its_words_measure_verdict_and_why():
     assert up["why"].startswith("difference " + numformat.one_line(
         numformat.interval(*table.loc["up", ["estimate", "lo", "hi"]])) + " lies above 0")
     assert down["verdict"] == "no" and down["what we measured"] == "RMSE: a − model b"
-    assert "lies above 0" in down["why"] and "Holm p" in down["why"]
+    assert "lies above 0" in down["why"] and "adjusted p" in down["why"]
     assert gated["verdict"] == "not testable" and gated["why"] == "model b fails the W-mass check"
     assert gated_too["why"] == "model b fails the W-mass check"  # its part's reason, without the part's key
     assert both["what we measured"] == "all of its 2 parts"
-    assert both["verdict"] == "no" and both["why"].startswith("weakest part")
+    assert both["verdict"] == "no" and both["why"].startswith("a part that does not hold")
     with pytest.raises(ValueError, match="not a claim of the table"):
         claims_overview(table, [Claim("other", "z (paper)", "z", "a")])

@@ -95,8 +95,9 @@ def _interval_text(r) -> str:
 def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_holm: bool = True,
                 seeds: bool = False) -> pd.DataFrame:
     """The claims as a reader's table, one row per claim sentence: the effect with its interval,
-    the Holm-adjusted p-value (``p_holm``) and the word, in the book's number format ("–" where a
-    claim has no measured estimate or no test), a claim that is not testable with its reason.
+    the deciding word's adjusted p-value (``p_holm``: a word is said below 0.05, so it says how close the
+    word was to its threshold) and the word, in the book's number format ("–" where a claim has no
+    measured estimate or no test), a claim that is not testable with its reason.
 
     ``effect`` names the effect's column (chapter 4 says "difference [95 % interval]"); ``seeds``
     adds the number of seeds each claim was decided on (a table read from several records, with
@@ -115,7 +116,7 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
     out = pd.DataFrame({effect: [numformat.one_line(_interval_text(r)) for _, r in table.iterrows()]},
                        index=pd.Index(table["sentence"].to_numpy(), name="claim"))
     if p_holm:
-        out["p (Holm)"] = [numformat.MISSING if not np.isfinite(p) else "< 0.001" if p < 0.001 else numformat.number(p, 2)
+        out[ADJUSTED_P] = [numformat.MISSING if not np.isfinite(p) else "< 0.001" if p < 0.001 else numformat.number(p, 2)
                            for p in table["p_holm"]]
     reasons = table["reason"] if "reason" in table.columns else pd.Series("", index=table.index)
     out["verdict"] = [f"{w}: {why}" if w == NOT_TESTABLE and why else w for w, why in zip(table["word"], reasons)]
@@ -124,6 +125,8 @@ def conclusions(table: pd.DataFrame, *, effect: str = "estimate [interval]", p_h
     return out
 
 
+#: The header of the adjusted p-value's column in the reader's tables: a word is said when it is below 0.05.
+ADJUSTED_P = "adjusted p (word below 0.05)"
 #: The index of :func:`claims_overview`'s table: each claim as its source states it, then whose claim it is
 #: and the Holm family it was adjusted in.
 OVERVIEW_INDEX = "claim [its source (family)]"
@@ -137,8 +140,8 @@ def claims_overview(table: pd.DataFrame, claims: Sequence[Claim], *, names: Mapp
     Holm family (the index, "sentence [source (family)]"), what was measured
     (:func:`posteval.metrics.claims.effect_words`, models renamed by ``names``, metrics by
     ``metric_words``; or ``measured(claim, row)``), the verdict, and why in one line
-    (:func:`posteval.metrics.claims.verdict_reason`: the interval against 0 or the margin, seeds and Holm
-    p; a claim that is not testable gives its reason).
+    (:func:`posteval.metrics.claims.verdict_reason`: the interval against 0 or the margin, seeds and the
+    adjusted p against 0.05; a claim that is not testable gives its reason).
 
     ``table``: a claims table (:func:`posteval.metrics.claims.evaluate_claims`, or a field's own with the
     columns ``word``, ``estimate``, ``lo``, ``hi``, ``p_holm``; ``n_seeds`` and ``reason`` when it has them).

@@ -1,5 +1,6 @@
 """posteval.metrics.claims: claims as data, decided in one call, with the
-family-wise error rate under control (Holm), checked by simulation: a global null of 20 claims,
+family-wise error rate under control (Holm over every word; the designs that could break it are simulated
+in test_error_control.py), checked here by simulation too: a global null of 20 claims,
 the power kept for an effect of the size chapter 2 resolves, equivalence claims and their seeds,
 calibration words, claims of parts (the recorded keys and the reader's table: tests/test_claims.py)."""
 
@@ -19,8 +20,8 @@ from posteval.metrics.intervals import Interval, Measurements, seed_interval
 ROOT = Path(__file__).resolve().parents[2]
 
 
-ALPHA = 0.025  # every word is a one-sided test at (1 - level) / 2, level 0.95
-FAMILY = 0.05   # the claim's p (twice its smallest word's) against 1 - level
+ALPHA = 0.025  # a claim alone with two words: each a one-sided test at (1 - level) / 2, level 0.95
+FAMILY = 0.05   # any wrong word of a family: at most 1 - level
 
 
 def _iv(estimate, seed_sd=0.01, event_sd=0.001, n_seeds=3, level=0.95):
@@ -53,8 +54,9 @@ def test_word_of_one_claim(iv, kwargs, want):
               **({"margin_reason": "a test margin"} if kwargs.get("margin") else {}))
     row = _one(c, iv)
     assert row["word"] == want
-    assert row["p_holm"] == row["p"]  # a family of one
-    assert (row["p"] < FAMILY) == (want != "not resolved")  # a word is said exactly when the claim's p is small
+    # a family of one claim, two words: the deciding word's p doubled (at most 1), the 95 % interval's test
+    assert row["p_holm"] == pytest.approx(min(1.0, 2 * row["p"]), rel=1e-12)
+    assert (row["p_holm"] < FAMILY) == (want != "not resolved")  # a word is said exactly when its adjusted p is small
 
 
 def test_claims_on_per_seed_values():
@@ -120,7 +122,7 @@ def test_holm_keeps_the_family_wise_rate_of_any_directional_word_under_a_global_
         any_word += (table["word"] != "not resolved").any()
         any_yes += (table["word"] == "yes").any()
         any_no += (table["word"] == "no").any()
-        raw = table["p"] < FAMILY  # unadjusted: the interval excludes 0 on either side
+        raw = table["p"] < FAMILY / 2  # unadjusted: the interval excludes 0 on either side
         raw_any += raw.any()
         raw_claims += raw.sum()
         side = (table["lo"] > 0) | (table["hi"] < 0)
@@ -268,30 +270,37 @@ def test_calibration_words(deviation, event_sd, want):
     assert want in claim_words()
 
 
-def test_claims_of_parts_take_the_largest_p_and_all_of_the_words():
+def test_claims_of_parts_show_the_part_that_decided_and_take_all_of_the_words():
     claims = [Claim("x", "x is positive (this book)"), Claim("y", "y is positive (this book)"),
               Claim("z", "z is positive (this book)"),
               Claim("xy", "x and y are positive (this book)", parts=("x", "y")),
               Claim("xz", "x and z are positive (this book)", parts=("x", "z"))]
     ivs = {"x": _iv(0.3, 0.01, 0.05, 5), "y": _iv(0.2, 0.01, 0.05, 5), "z": _iv(-0.01, 0.01, 0.05, 5)}
     t = evaluate_claims(claims, intervals=ivs)
-    assert t.loc["xy", "p"] == max(t.loc["x", "p"], t.loc["y", "p"])
     assert t.loc["xy", "word"] == "yes" and t.loc["xz", "word"] == "not resolved"
-    weakest = t.loc[["x", "y"], "p_holm"].idxmax()
-    assert t.loc["xy", ["estimate", "lo", "hi"]].tolist() == t.loc[weakest, ["estimate", "lo", "hi"]].tolist()
-    # Holm over the three claims only: the parts claims are not members of the family
-    assert t.loc[["x", "y", "z"], "p_holm"].max() == pytest.approx(min(1.0, t.loc[["x", "y", "z"], "p"].max()))
+    weakest = t.loc[["x", "y"], "p_holm"].idxmax()  # "yes": every part had to hold, the weakest shown
+    assert t.loc["xy", "decided_by"] == weakest
+    assert t.loc["xy", ["estimate", "lo", "hi", "p", "p_holm"]].tolist() == \
+        t.loc[weakest, ["estimate", "lo", "hi", "p", "p_holm"]].tolist()
+    assert t.loc["xz", "decided_by"] == "z"  # not resolved: the part that did not hold
+    # Holm over the six words of the three claims only: the parts claims are not members of the family
+    assert t.loc["z", "p_holm"] == pytest.approx(min(1.0, 4 * t.loc["z", "p"]))  # z: the 3rd smallest of 6 words
     assert t.index.tolist() == ["x", "y", "z", "xy", "xz"]
+    # a "no" part decides a "no", shown with its numbers
+    ivs["z"] = _iv(-0.3, 0.01, 0.05, 5)
+    t = evaluate_claims(claims, intervals=ivs)
+    assert t.loc["xz", "word"] == "no" and t.loc["xz", "decided_by"] == "z"
+    assert t.loc["xz", "estimate"] == t.loc["z", "estimate"]
 
 
 def test_holm_is_applied_within_each_family():
-    ivs = {n: _iv(0.02, 0.0, 0.01, 1) for n in "abcd"}  # p about 0.046 each (twice the one-sided 0.023)
+    ivs = {n: _iv(0.02, 0.0, 0.01, 1) for n in "abcd"}  # a one-sided p of about 0.023 each ("yes")
     claims = [Claim("a", "a (paper)"), Claim("b", "b (paper)"),
               Claim("c", "c (this book)", family="exploratory"), Claim("d", "d (this book)", family="exploratory")]
     t = evaluate_claims(claims, intervals=ivs)
     p = t.loc["a", "p"]
-    assert p < FAMILY < 2 * p
-    assert t["p_holm"].tolist() == pytest.approx([2 * p] * 4)  # k = 2 in each family, not 4
+    assert 2 * p < FAMILY < 4 * p
+    assert t["p_holm"].tolist() == pytest.approx([4 * p] * 4)  # 4 words in each family (2 claims), not 8
     assert (t["word"] == "not resolved").all()
     assert t.loc["c", "sentence"].endswith("(exploratory)") and not t.loc["a", "sentence"].endswith("(exploratory)")
     alone = evaluate_claims(claims[:1], intervals=ivs)

@@ -80,7 +80,7 @@ from .coverage import pit
 from .intervals import (binomial_band, binomial_tail_pvalue, event_interval, monte_carlo_pvalue, normal_half_width,
                         percentile_bounds)
 from .uncertainty import bootstrap_means
-from .verdicts import NOT_RESOLVED, against_noise_floor, claim_pvalue, decide, word_pvalues
+from .verdicts import NOT_RESOLVED, against_noise_floor, decide, holm_words, word_pvalues
 
 __all__ = ["COVERAGE_MARGIN", "MIN_EVENTS_COVERAGE", "MIN_DRAWS_COVERAGE", "exact_coverage", "SignedCoverage", "signed_coverage", "coverage_deviation_scores", "calibration_margin",
            "TarpCoverage",
@@ -340,7 +340,7 @@ def signed_coverage(samples_per_seed: Sequence[ArrayLike], truth: ArrayLike, lev
 
         p_w = word_pvalues(I, direction=0, margin=margin, signed=True)   ("yes": |D| < margin by two
               one-sided tests, "below": D < 0, "above": D > 0),
-        word = decide(p_w, claim_pvalue(p_w), level=level)  ->  "calibrated", "under-covers",
+        word = decide(holm_words([p_w])[0], level=level)  ->  "calibrated", "under-covers",
               "over-covers" (:data:`~posteval.metrics.claims.CALIBRATION_WORDS`) or "not resolved".
 
     Parameters
@@ -427,7 +427,7 @@ def signed_coverage_from_inside(inside: ArrayLike, m: int, levels: ArrayLike = D
     """:func:`signed_coverage` from ``inside`` (S, n, L): per seed and event the fraction of the
     dimensions whose central interval at each level holds the truth (e.g. chunk by chunk):
     e_si = mean_l (inside_sil - p_m(a_l)), D = mean_si e_si, its interval I (:func:`event_interval`
-    of e as (n, S)) and the word ``decide(p_w, claim_pvalue(p_w))`` with
+    of e as (n, S)) and the word ``decide(holm_words([p_w])[0])`` (Holm over its three words) with
     ``p_w = word_pvalues(I, direction=0, margin=margin, signed=True)``.
 
     A design that cannot be decided, m < :data:`MIN_DRAWS_COVERAGE` draws or n <
@@ -486,7 +486,7 @@ def _calibration_word(iv, delta: float, level: float, n: int, m: int, s_: int) -
     if problem:
         return NOT_RESOLVED, problem
     pw = word_pvalues(iv, direction=0, margin=delta, signed=True)
-    word = CALIBRATION_WORDS.get(decide(pw, claim_pvalue(pw), level=level), NOT_RESOLVED)
+    word = CALIBRATION_WORDS.get(decide(holm_words([pw])[0], level=level), NOT_RESOLVED)
     half = (iv.hi - iv.lo) / 2
     if word == NOT_RESOLVED and half >= delta:
         return word, (f"too few events or draws: the interval's half-width {half:.3g} exceeds the margin {delta:.3g} "

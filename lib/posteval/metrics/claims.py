@@ -9,11 +9,12 @@ within the confirmatory family (exploratory claims are adjusted among themselves
 sentence says "exploratory"), and its word.
 
 One rule decides every word, in both directions (:func:`~posteval.metrics.verdicts.decide`): each
-word has a one-sided p-value against the truth under which it would be wrong; the claim's p is
-twice the smallest of them; Holm adjusts the claims' p within their family; a word is said when its
-p, scaled as its claim's, stays below 1 - level. So "no", "under-covers" and "over-covers" carry the
-same family-wise error control as "yes" (at most 1 - level for any wrong directional word in a
-family), and none is read from an unadjusted interval.
+word has a one-sided p-value against the truth under which it would be wrong; Holm's adjustment runs
+over every word of every claim of a family (:func:`~posteval.metrics.verdicts.holm_words`); a word is
+said when its adjusted p-value is below 1 - level. So the probability that a family says any wrong
+word ("yes", "no" at any margin, "calibrated", "under-covers", "over-covers") is at most 1 - level
+(Holm 1979; simulated with margins, effects at 0, at the margin and mixed in
+``tests/metrics/test_error_control.py``), and no word is read from an unadjusted interval.
 
 Kinds of claim (``direction``):
 
@@ -21,12 +22,15 @@ Kinds of claim (``direction``):
   claimed sign), "no" (the effect in the claimed direction is below the margin: absent, of the other
   sign, or, with a margin, too small to matter).
 * **0** (equivalence): "|effect| < margin": the claimed word (``words["yes"]``, e.g. "calibrated") by
-  two one-sided tests against -margin and +margin; for a signed question such as calibration the
+  two one-sided tests against -margin and +margin, each at (1 - level) / 2 (the interval at
+  ``level`` inside the margin, with the adjustment); for a signed question such as calibration the
   resolved side (``words["below"]``, ``words["above"]``); for a plain equivalence "no" beyond the
-  margin. The margin is fixed before the data, in the statistic's units, with its reason.
-* **parts** (:func:`all_of`): a claim made of other claims; it holds when every part holds, and its
-  p is the largest of the parts' (an intersection-union test, valid without adjustment; Berger
-  1982); estimate and interval are its weakest part's.
+  margin. The margin is in the statistic's units, with its reason and when it was fixed
+  (:mod:`posteval.margins`).
+* **parts** (:func:`all_of`): a claim made of other claims; it holds when every part holds (an
+  intersection-union test, valid without more adjustment; Berger 1982): "yes" if every part says
+  "yes", "no" if one says "no". Its numbers are those of the part that decided its word
+  (``decided_by``): the strongest "no", else the weakest part.
 * **not testable**: a claim whose preconditions fail (``evaluate_claims(..., not_testable={name:
   reason})``) takes the fourth word, with its reason, and no part in the adjustment.
 
@@ -53,7 +57,7 @@ from .. import numformat
 from ..margins import REGISTRY
 from ._validation import level_value
 from .intervals import Interval, Measurements
-from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, claim_pvalue, decide, holm, word_pvalues
+from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, decide, deciding_word, holm_words, word_pvalues
 
 __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS", "METRIC_WORDS",
            "effect_words", "verdict_reason"]
@@ -174,7 +178,7 @@ def _row(c: Claim, iv: Interval) -> dict:
     signed = "below" in c.words or "above" in c.words
     pw = word_pvalues(iv, direction=c.direction, margin=c.margin, boundary=c.boundary, signed=signed)
     return {"estimate": iv.estimate - c.boundary, "lo": iv.lo - c.boundary, "hi": iv.hi - c.boundary,
-            "p": claim_pvalue(pw), "n_seeds": iv.n_seeds, "pw": pw}
+            "n_seeds": iv.n_seeds, "pw": pw}
 
 
 def _untested(c: Claim, measure: Measurements | None, given: Mapping[str, Interval], level: float, reason: str) -> dict:
@@ -185,7 +189,7 @@ def _untested(c: Claim, measure: Measurements | None, given: Mapping[str, Interv
         est = lo = hi = np.nan
         n_seeds = 0
     return {"estimate": est, "lo": lo, "hi": hi, "p": np.nan, "p_holm": np.nan, "n_seeds": n_seeds,
-            "word": NOT_TESTABLE, "reason": reason}
+            "word": NOT_TESTABLE, "reason": reason, "decided_by": "", "deciding": ""}
 
 
 def _said(c: Claim, word: str) -> str:
@@ -198,29 +202,41 @@ def _combine(c: Claim, rows: Mapping[str, dict]) -> dict:
     missing = [p for p in c.parts if p not in rows]
     if missing:
         raise ValueError(f"claim {c.name!r}: parts {missing} are not claims declared before it")
-    parts = [rows[p] for p in c.parts]
-    words = [r["word"] for r in parts]
+    parts = {p: rows[p] for p in c.parts}
+    words = [r["word"] for r in parts.values()]
     if any(w not in (*VERDICTS, NOT_TESTABLE) for w in words):
         raise ValueError(f"claim {c.name!r}: parts must be yes/no claims, got words {words}")
     if NOT_TESTABLE in words:
         # each failing part's reason once, without the parts' keys (a reader's sentence, not a key)
-        why = "; ".join(dict.fromkeys(rows[p]["reason"] for p in c.parts if rows[p]["word"] == NOT_TESTABLE))
+        why = "; ".join(dict.fromkeys(r["reason"] for r in parts.values() if r["word"] == NOT_TESTABLE))
         return {"estimate": np.nan, "lo": np.nan, "hi": np.nan, "p": np.nan, "p_holm": np.nan,
-                "n_seeds": min(r["n_seeds"] for r in parts), "word": NOT_TESTABLE, "reason": why}
-    weakest = max(parts, key=lambda r: r["p_holm"])
+                "n_seeds": min(r["n_seeds"] for r in parts.values()), "word": NOT_TESTABLE, "reason": why,
+                "decided_by": "", "deciding": ""}
     word = "no" if "no" in words else "yes" if all(w == "yes" for w in words) else NOT_RESOLVED
-    return {"estimate": weakest["estimate"], "lo": weakest["lo"], "hi": weakest["hi"],
-            "p": max(r["p"] for r in parts), "p_holm": weakest["p_holm"],
-            "n_seeds": min(r["n_seeds"] for r in parts), "word": _said(c, word), "reason": ""}
+    # the part that decided the word: the most strongly resolved "no"; for "yes" the weakest part (every part
+    # had to hold); for "not resolved" the weakest of the parts that did not say "yes"
+    if word == "no":
+        name = min((p for p, r in parts.items() if r["word"] == "no"), key=lambda p: parts[p]["p_holm"])
+    else:
+        pool = [p for p, r in parts.items() if word == "yes" or r["word"] != "yes"]
+        name = max(pool, key=lambda p: parts[p]["p_holm"])
+    d = parts[name]
+    return {"estimate": d["estimate"], "lo": d["lo"], "hi": d["hi"], "p": d["p"], "p_holm": d["p_holm"],
+            "n_seeds": min(r["n_seeds"] for r in parts.values()), "word": _said(c, word), "reason": "",
+            "decided_by": name, "deciding": d["deciding"]}
 
 
 def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None, *,
                     intervals: Mapping[str, Interval] | None = None, level: float = 0.95,
                     not_testable: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Decide every claim: one row per claim (index: name) with ``sentence``, ``source``, ``family``,
-    ``direction``, ``margin``, ``estimate``, ``lo``, ``hi`` (of the effect), ``p``, ``p_holm``,
-    ``n_seeds``, ``word``, ``reason``, ``margin_reason`` and ``set_at`` (where a registered margin or target
-    was set, :mod:`posteval.margins`).
+    ``direction``, ``margin``, ``estimate``, ``lo``, ``hi`` (of the effect), ``p`` and ``p_holm`` (the
+    deciding word's one-sided p-value before and after the adjustment: the word said, or for "not
+    resolved" the word nearest to being said, so that ``p_holm`` against 1 - level says how close the
+    word was to its threshold), ``deciding`` (that word), ``n_seeds``, ``word``, ``reason``,
+    ``decided_by`` (a claim of parts: the part whose numbers it shows), ``margin_reason``, ``set_at``
+    and ``fixed`` (when a registered margin or target was set, and whether before or after the data it
+    decides, :mod:`posteval.margins`).
 
     ``intervals`` gives a ready interval per claim name (e.g. a log ratio); all other claims are
     measured in ``measure``. Claims of ``parts`` come after the claims they name. ``not_testable``
@@ -233,18 +249,21 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
       rejects effect <= 0 in the claimed direction, "no" rejects effect >= margin in it; for an
       equivalence "yes" is the two one-sided tests against -+margin, and a signed question's
       "below" / "above" reject the other sign);
-    * the claim's p = min(1, 2 min_w p_w) (:func:`~posteval.metrics.verdicts.claim_pvalue`), Holm's
-      adjustment within each ``family`` (:func:`~posteval.metrics.verdicts.holm`);
-    * the words with 2 p_w p_holm / p < alpha are resolved; the first in "yes", "below", "above",
-      "no" is said (:func:`~posteval.metrics.verdicts.decide`), else "not resolved";
-    * ``parts``: "yes" if every part is, "no" if one is; p = max of the parts' p (not adjusted again).
+    * Holm's adjustment over every word of every claim within each ``family``
+      (:func:`~posteval.metrics.verdicts.holm_words`);
+    * the words with adjusted p < alpha are resolved; the first in "yes", "below", "above", "no" is
+      said (:func:`~posteval.metrics.verdicts.decide`), else "not resolved";
+    * ``parts``: "yes" if every part is, "no" if one is (not adjusted again: any wrong word of a claim
+      of parts is a wrong word of one of its parts).
 
-    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Shaffer (1980), *Ann.
-    Statist.* 8, 1342 (directional words after it); Schuirmann (1987), *J. Pharmacokinet. Biopharm.*
-    15, 657 (two one-sided tests); Berger (1982), *Technometrics* 24, 295 (claims of parts).
+    The probability of any wrong word in a family is at most alpha, whatever the effects and margins.
 
-    Example: five seeds per model; the equivalence's p is twice the larger of its two one-sided
-    p-values, and Holm multiplies the smaller claim p by two:
+    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment, over the words' hypotheses);
+    Schuirmann (1987), *J. Pharmacokinet. Biopharm.* 15, 657 (two one-sided tests); Berger (1982),
+    *Technometrics* 24, 295 (claims of parts).
+
+    Example: five seeds per model; four words in the family (two per claim); the equivalence's p is
+    the larger of its two one-sided p-values:
 
     >>> from posteval.metrics.intervals import Measurements
     >>> m = Measurements(seed_values={"crps": {"flow": [1.00, 1.10, 0.90, 1.00, 1.00],
@@ -257,9 +276,9 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
     ...           Claim("both", "both hold (paper)", parts=("lower", "same"))]
     >>> print(evaluate_claims(claims, m)[["estimate", "lo", "hi", "p", "p_holm", "word"]].round(4).to_string())
            estimate      lo      hi       p  p_holm word
-    lower    -0.086 -0.1159 -0.0561  0.0013  0.0027  yes
-    same      0.006 -0.0128  0.0248  0.0029  0.0029  yes
-    both      0.006 -0.0128  0.0248  0.0029  0.0029  yes
+    lower    -0.086 -0.1159 -0.0561  0.0007  0.0027  yes
+    same      0.006 -0.0128  0.0248  0.0015  0.0044  yes
+    both      0.006 -0.0128  0.0248  0.0015  0.0044  yes
     """
     level = level_value(level)
     given = dict(intervals or {})
@@ -281,23 +300,34 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
             rows[c.name] = _untested(c, measure, given, level, untested[c.name])
         else:
             rows[c.name] = _row(c, _interval(c, measure, given, level))
-    # Holm within each family (not-testable claims and claims of parts take no part)
+    # Holm over every word of the claims of each family (not-testable claims and claims of parts take no part)
     for fam in dict.fromkeys(c.family for c in claims):
         members = [c.name for c in claims if c.family == fam and not c.parts and c.name not in untested]
-        for k, p in zip(members, holm([rows[k]["p"] for k in members])):
-            rows[k]["p_holm"] = float(p)
+        for k, adjusted in zip(members, holm_words([rows[k]["pw"] for k in members])):
+            r = rows[k]
+            word = decide(adjusted, level=level)
+            w = deciding_word(adjusted, word, r["pw"])
+            r.update(p=r["pw"][w], p_holm=adjusted[w], deciding=w, word=word, reason="", decided_by="")
     for c in claims:
         if c.name in rows and c.name not in untested:
             r = rows[c.name]
-            r["word"] = _said(c, decide(r.pop("pw"), r["p_holm"], level=level))
-            r["reason"] = ""
+            r.pop("pw")
+            r["word"] = _said(c, r["word"])
     for c in claims:
         if c.parts:
             rows[c.name] = _combine(c, rows)
-    return pd.DataFrame.from_dict(
-        {c.name: {"sentence": c.display_sentence, "source": c.source, "family": c.family, "direction": c.direction,
-                  "margin": float(c.margin), **rows[c.name], "margin_reason": c.margin_reason,
-                  "set_at": REGISTRY[c.registered]["set_at"] if c.registered else ""} for c in claims}, orient="index")
+    columns = {"sentence": [c.display_sentence for c in claims], "source": [c.source for c in claims],
+               "family": [c.family for c in claims], "direction": [c.direction for c in claims],
+               "margin": [float(c.margin) for c in claims]}
+    for key in ROW_KEYS:
+        columns[key] = [rows[c.name][key] for c in claims]
+    columns["margin_reason"] = [c.margin_reason for c in claims]
+    columns["set_at"] = [REGISTRY[c.registered]["set_at"] if c.registered else "" for c in claims]
+    return pd.DataFrame(columns, index=[c.name for c in claims])
+
+
+#: the columns of :func:`evaluate_claims` that come from a claim's decision, in order
+ROW_KEYS = ("estimate", "lo", "hi", "p", "n_seeds", "p_holm", "word", "reason", "deciding", "decided_by")
 
 
 #: The book's metrics in a reader's words, for the tables that open its chapters (:func:`effect_words`); a
@@ -339,22 +369,24 @@ def effect_words(claim: Claim, names: Mapping[str, str] | None = None,
     return f"{metric}: {a} − {claim.boundary:g}" if claim.boundary else f"{metric}: {a}"
 
 
-def verdict_reason(row: Mapping, claim: Claim) -> str:
+def verdict_reason(row: Mapping, claim: Claim, *, level: float = 0.95) -> str:
     """Why a claim got its word, in one line: its interval against 0 or its margin, the seeds behind
-    it and its Holm-adjusted p (a claim of parts: its weakest part; a claim that is not testable: the
-    reason its preconditions fail). ``row``: the claim's row of :func:`evaluate_claims` (``word``,
-    ``estimate``, ``lo``, ``hi``, ``p_holm``, optionally ``n_seeds`` and ``reason``).
+    it and its adjusted p-value against its threshold 1 - level (a claim of parts: the part that decided
+    it; a claim that is not testable: the reason its preconditions fail). ``row``: the claim's row of
+    :func:`evaluate_claims` (``word``, ``estimate``, ``lo``, ``hi``, ``p_holm``, optionally ``n_seeds``,
+    ``reason`` and ``decided_by``).
 
-    The interval is the unadjusted 95 % one and the word comes from the adjusted p (Holm within the
-    claim's family), so an interval that excludes 0 can still say "does not exclude 0 at the family's level".
+    The interval is the unadjusted one at ``level``, and the word comes from the adjusted p (Holm over
+    every word of the claim's family), so an interval that excludes 0 can still be "not resolved": it
+    says "does not exclude 0 at the family's level".
     References: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjustment); Berger (1982), *Technometrics* 24,
-    295 (a claim of parts, an intersection-union test, rests on its weakest part).
+    295 (a claim of parts, an intersection-union test).
 
     Example
     -------
     >>> c = Claim("x", "x beats y (paper)", "m", "x", "y", 1)
     >>> verdict_reason({"word": "yes", "estimate": 0.05, "lo": 0.02, "hi": 0.08, "p_holm": 0.004, "n_seeds": 40}, c)
-    'difference 0.050\xa0[0.020,\xa00.080] lies above 0 (40 seeds, Holm p 0.0040)'
+    'difference 0.050\\xa0[0.020,\\xa00.080] lies above 0 (40 seeds, adjusted p 0.0040 against 0.05)'
     """
     word = row.get("word")
     if word == NOT_TESTABLE:
@@ -363,10 +395,12 @@ def verdict_reason(row: Mapping, claim: Claim) -> str:
     n = row.get("n_seeds")
     n = float(n) if n is not None else np.nan
     seeds = f"{int(n)} seed{'s' if n != 1 else ''}, " if np.isfinite(n) and n > 0 and not claim.parts else ""
-    holm = "< 0.001" if row["p_holm"] < 0.001 else numformat.number(row["p_holm"], 2)
-    p = f"{seeds}Holm p {holm}"
+    adj = "< 0.001" if row["p_holm"] < 0.001 else numformat.number(row["p_holm"], 2)
+    p = f"{seeds}adjusted p {adj} against {1 - level:.2g}"
     if claim.parts:
-        return f"weakest part {iv}; every part must hold (Holm p {holm})"
+        part = {"no": "a part that does not hold", "yes": "weakest part"}.get(
+            {v: k for k, v in claim.words.items()}.get(word, word), "weakest part not resolved")
+        return f"{part} {iv}; every part must hold ({p})"
     m = f"{claim.margin:.3g}"
     if claim.direction == 0:
         said = {v: k for k, v in claim.words.items()}.get(word, word)

@@ -182,6 +182,10 @@ class Interval:
             two = 1.0 if d == 0 else 0.0
         elif d == 0:
             two = 1.0
+        elif self.seed_var == 0 or self.n_seeds <= 1:  # the normal part alone: closed form
+            two = max(_TINY_P, 2.0 * special.ndtr(-abs(d) / np.sqrt(self.event_var)))
+        elif self.event_var == 0:  # the seeds' Student-t part alone: closed form
+            two = max(_TINY_P, 2.0 * special.stdtr(self.n_seeds - 1, -abs(d) / np.sqrt(self.seed_var)))
         else:
             f = lambda lv: _half_width(self.seed_var, self.event_var, self.n_seeds, lv) - abs(d)  # noqa: E731
             top = 1 - _TINY_P

@@ -123,9 +123,11 @@ def leads(table: pd.DataFrame, replicates: Mapping[str, np.ndarray], *, level: f
     metric(b) - metric(o) and D*_r its replicates on the same resampled events:
 
         [lo, hi] = D -+ z_{(1+level)/2} sd(D*)   (replicate_interval: the claim's interval),
-        p = min(1, 2 min(p_yes, p_no)) = 2 Phi(-|D| / sd(D*)),   p_holm = Holm over every lead of the report,
-        verdict = the claims table's word: "yes" if 2 p_yes p_holm / p < 1 - level, "no" (b is higher:
-        only for ties) likewise, else "not resolved".
+        p_yes = Phi(D / sd(D*)) (rejects D >= 0),  p_no = Phi(-D / sd(D*)),  Holm over every word of
+        every lead of the report (:func:`~posteval.metrics.verdicts.holm_words`),
+        verdict = the claims table's word: "yes" if the adjusted p_yes < 1 - level, "no" (b is higher:
+        only for ties) likewise, else "not resolved"; ``p`` and ``p_holm`` are the deciding word's
+        p-value before and after the adjustment.
 
     Changed in issue 41: ``difference_lo`` / ``difference_hi`` are the claim's normal interval (before:
     the percentile interval of D*, which the table's ``<metric>_lo`` / ``_hi`` still are), and the

@@ -1,14 +1,24 @@
 """Verdicts: "yes", "no" or "not resolved" (and "not testable"), their negation and combination, the
 best of several models, margins, equivalence, and Holm's control of the family-wise error rate.
 
-**One rule decides every word** (issue 41), here and in the claims table
-(:func:`posteval.metrics.claims.evaluate_claims`): each word's one-sided p-value from the claim's
-:class:`~posteval.metrics.intervals.Interval` (:func:`word_pvalues`), the claim's p
-(:func:`claim_pvalue`), Holm's adjustment within its family (:func:`holm`) and the word
-(:func:`decide`). :func:`lower`, :func:`best_of`, :func:`unbeaten`, :func:`ranks_above_all`,
-:func:`ranking_flips` and :func:`posteval.metrics.ranking.leads` decide through it, with Holm's
-adjustment over their family of pairwise comparisons; an intersection-union "yes" (every part holds)
-needs none (Berger 1982).
+**One rule decides every word**, here and in the claims table
+(:func:`posteval.metrics.claims.evaluate_claims`): each word a claim can take is a one-sided test of
+the hypothesis under which that word would be wrong, with its p-value from the claim's
+:class:`~posteval.metrics.intervals.Interval` (:func:`word_pvalues`); Holm's adjustment runs over
+*every word of every claim* of a family (:func:`holm_words`), and a word is said when its adjusted
+p-value is below 1 - level (:func:`decide`). :func:`lower`, :func:`best_of`, :func:`unbeaten`,
+:func:`ranks_above_all`, :func:`ranking_flips` and :func:`posteval.metrics.ranking.leads` decide
+through it, their family the words of their pairwise comparisons; an intersection-union "yes" (every
+part holds) needs no more adjustment (Berger 1982).
+
+**What it controls**: the probability that a family says *any* wrong word (a false "yes", a false
+"no" at any margin, a false "calibrated", "under-covers" or "over-covers") is at most 1 - level,
+whatever the effects, margins and dependence between the claims: each word's hypothesis is a null of
+Holm's procedure and each p-value is valid for it, which is all Holm's proof needs (Holm 1979,
+Theorem 1). Adjusting over the claims instead, with a claim's p taken from its smallest word, does not
+hold this bound once claims carry margins: a claim whose correct word is strongly resolved is then
+ranked first and its wrong word tested with a smaller multiplier (simulated in
+``tests/metrics/test_error_control.py``).
 
 :func:`verdict`, :func:`beyond_margin` and :func:`within_margin` are the unadjusted interval
 inversions, for the claim that an effect is positive (``direction=+1``) or negative
@@ -21,9 +31,10 @@ inversions, for the claim that an effect is positive (``direction=+1``) or negat
 They read one interval alone, without any adjustment: documented helpers, which nothing in the
 package uses to decide a word.
 
-Holm's adjustment (Holm 1979: sort p_(1) <= ... <= p_(k), p~_(j) = max_{i <= j} min(1, (k - i + 1)
-p_(i))) keeps the probability of any false word in a family at most alpha / 2 per side under any
-configuration of true and false nulls.
+Holm's adjustment (Holm 1979: sort p_(1) <= ... <= p_(K), p~_(j) = max_{i <= j} min(1, (K - i + 1)
+p_(i)), over the K words of a family) keeps the probability of any false word at most alpha under any
+configuration of true and false nulls. A claim alone with its two words is the 95 % interval's
+test: its smaller p-value doubled, "yes" when the interval lies on the claimed side of 0.
 
 References: S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Stat.
 6 (1979) 65; D. J. Schuirmann, "A comparison of the two one-sided tests procedure ...", J.
@@ -39,11 +50,13 @@ Example
 ('no', 'not resolved')
 >>> [round(float(p), 3) for p in holm([0.01, 0.04, 0.03])]
 [0.03, 0.06, 0.06]
+>>> decide(holm_words([{"yes": 0.001, "no": 0.999}])[0])
+'yes'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -59,7 +72,8 @@ NOT_TESTABLE = "not testable"
 #: signs (an interval inside the margin and off zero is "calibrated", not "over-covers").
 PRECEDENCE = ("yes", "below", "above", "no")
 
-__all__ = ["VERDICTS", "NOT_RESOLVED", "NOT_TESTABLE", "PRECEDENCE", "word_pvalues", "claim_pvalue", "decide",
+__all__ = ["VERDICTS", "NOT_RESOLVED", "NOT_TESTABLE", "PRECEDENCE", "word_pvalues", "holm_words", "decide",
+           "deciding_word",
            "verdict", "negate", "all_of", "beyond_margin", "within_margin", "against_noise_floor", "holm",
            "best_of", "lower", "unbeaten", "ranks_above_all", "ranking_flips"]
 
@@ -100,55 +114,76 @@ def word_pvalues(iv: Interval, *, direction: int, margin: float = 0.0, boundary:
     return {"yes": yes, "no": min(iv.p_value(b + m, "greater"), iv.p_value(b - m, "less"))}
 
 
-def claim_pvalue(pvalues: dict[str, float]) -> float:
-    """The claim's one p-value, the one Holm's adjustment sees: twice the smallest of its words'
-    one-sided p-values,
+def holm_words(pvalues: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
+    """Holm's adjustment over every word of a family: ``pvalues`` holds one mapping {word: one-sided p}
+    per claim (:func:`word_pvalues`); all K words of all claims are one family of hypotheses (each word's
+    null: the truth under which the word would be wrong), adjusted by :func:`holm`,
 
-        p = min(1, 2 min_w p_w).
+        p~_(j) = max_{i <= j} min(1, (K - i + 1) p_(i)),
 
-    At most two of a claim's words can be wrong at once (at effect = 0 both signs; at |effect| = m
-    "yes" and one side), so P(p <= u) <= u under any truth for a wrong word; for a claim with one
-    word in play it is the two-sided p-value, and "yes" at p < 1 - level is the one-sided test at
-    (1 - level) / 2.
+    and returned in the same shape. Rejecting every word with p~ < alpha keeps the probability of any
+    wrong word at most alpha under any configuration of effects and margins and any dependence (Holm
+    1979, Theorem 1: nothing more than a valid p-value per hypothesis is needed).
 
-    Reference: Shaffer (1980), "Control of directional errors with stagewise multiple test
-    procedures", *Ann. Statist.* 8, 1342 (directional decisions after Holm's two-sided tests).
+    Reference: S. Holm, "A simple sequentially rejective multiple test procedure", *Scand. J. Statist.*
+    6 (1979) 65.
 
-    >>> claim_pvalue({"yes": 0.01, "no": 0.99}), claim_pvalue({"yes": 0.7, "no": 0.3})
-    (0.02, 0.6)
+    >>> holm_words([{"yes": 0.001, "no": 0.999}, {"yes": 0.02, "no": 0.98}])
+    [{'yes': 0.004, 'no': 1.0}, {'yes': 0.06, 'no': 1.0}]
     """
-    if not pvalues:
-        raise ValueError("pvalues: a claim needs at least one word")
-    return float(min(1.0, 2.0 * min(pvalues.values())))
+    flat = [float(p) for pw in pvalues for p in pw.values()]
+    if any(len(pw) == 0 for pw in pvalues):
+        raise ValueError("pvalues: every claim needs at least one word")
+    adjusted = holm(flat) if flat else np.array([])
+    out, i = [], 0
+    for pw in pvalues:
+        out.append({w: float(adjusted[i + j]) for j, w in enumerate(pw)})
+        i += len(pw)
+    return out
 
 
-def decide(pvalues: dict[str, float], p_holm: float, *, level: float = 0.95) -> str:
-    """The word of one claim, after Holm's adjustment within its family: with p = :func:`claim_pvalue`
-    and f = p_holm / p (the claim's Holm multiplier, >= 1), every word w with
+def decide(adjusted: Mapping[str, float], *, level: float = 0.95) -> str:
+    """The word of one claim from its words' adjusted p-values (:func:`holm_words` over its family):
+    every word w with
 
-        2 p_w f < 1 - level
+        p~_w < 1 - level
 
-    is resolved, and the first of them in :data:`PRECEDENCE` is said; none: "not resolved". The same
+    is resolved, and the first of them in :data:`PRECEDENCE` is said ("yes" before a calibration's
+    sides: an interval inside the margin and off zero is "calibrated"); none: "not resolved". The same
     rule decides "yes", "no", "under-covers" and "over-covers": no word is read from an unadjusted
     interval.
 
-    Reference: Holm (1979), *Scand. J. Statist.* 6, 65; Shaffer (1980), *Ann. Statist.* 8, 1342.
+    Reference: Holm (1979), *Scand. J. Statist.* 6, 65.
 
-    >>> decide({"yes": 0.001, "no": 0.999}, 0.006), decide({"yes": 0.999, "no": 0.001}, 0.06)
+    >>> decide({"yes": 0.004, "no": 1.0}), decide({"yes": 0.06, "no": 1.0})
     ('yes', 'not resolved')
-    >>> decide({"yes": 0.004, "below": 0.9, "above": 0.001}, 0.002)   # inside the margin and above 0
+    >>> decide({"yes": 0.012, "below": 1.0, "above": 0.003})   # inside the margin and above 0
     'yes'
     """
     alpha = 1.0 - float(level)
-    p = claim_pvalue(pvalues)
-    if not (0.0 <= p_holm <= 1.0) or p_holm < p - 1e-12:
-        raise ValueError(f"p_holm ({p_holm!r}) must lie in [p, 1] with p = {p}")
-    f = p_holm / p if p > 0 else (1.0 if p_holm == 0 else np.inf)
-    resolved = [w for w in pvalues if 2.0 * pvalues[w] * f < alpha]
+    for w, p in adjusted.items():
+        if not (0.0 <= float(p) <= 1.0):
+            raise ValueError(f"adjusted[{w!r}]: an adjusted p-value must lie in [0, 1], got {p!r}")
+    resolved = [w for w, p in adjusted.items() if p < alpha]
     for w in PRECEDENCE:
         if w in resolved:
             return w
     return NOT_RESOLVED
+
+
+def deciding_word(adjusted: Mapping[str, float], said: str, raw: Mapping[str, float] | None = None) -> str:
+    """The word whose adjusted p-value a claim's word rests on: the word said, or, for "not resolved",
+    the word nearest to being said (the smallest adjusted p-value, how close the claim came to 1 - level;
+    among equal adjusted p-values the smallest ``raw`` one, the word Holm's step reached first).
+
+    >>> deciding_word({"yes": 0.004, "no": 1.0}, "yes"), deciding_word({"yes": 0.3, "no": 0.08}, "not resolved")
+    ('yes', 'no')
+    >>> deciding_word({"yes": 0.56, "no": 0.56}, "not resolved", raw={"yes": 0.5, "no": 0.28})
+    'no'
+    """
+    if said in adjusted:
+        return said
+    return min(adjusted, key=lambda w: (adjusted[w], (raw or {}).get(w, 0.0)))
 
 
 def _bounds(lo, hi) -> tuple[float, float]:
@@ -332,17 +367,16 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
 
 def _lower_words(diffs: Sequence[Interval], *, margin: float = 0.0) -> tuple[list[str], list[str]]:
     """Per interval of a - b, the word on "a is lower than b" by the one rule (:func:`word_pvalues`,
-    direction -1, and :func:`decide`): alone (its own p, a family of one) and after Holm's adjustment
-    over all of ``diffs`` (one family)."""
+    direction -1, and :func:`decide`): alone (a family of its own two words) and after Holm's adjustment
+    over every word of all of ``diffs`` (one family)."""
     pws = [word_pvalues(d, direction=-1, margin=margin) for d in diffs]
-    ps = [claim_pvalue(pw) for pw in pws]
-    alone = [decide(pw, p, level=d.level) for pw, p, d in zip(pws, ps, diffs)]
-    adjusted = [decide(pw, float(ph), level=d.level) for pw, ph, d in zip(pws, holm(ps), diffs)]
+    alone = [decide(holm_words([pw])[0], level=d.level) for pw, d in zip(pws, diffs)]
+    adjusted = [decide(adj, level=d.level) for adj, d in zip(holm_words(pws), diffs)]
     return alone, adjusted
 
 
 def _pairwise_lower(measure: Measurements, metric: str, candidates: Sequence[str]) -> set[tuple[str, str]]:
-    """The ordered pairs (x, y) with "x is lower than y" resolved, Holm over the k (k - 1) / 2 pairs."""
+    """The ordered pairs (x, y) with "x is lower than y" resolved, Holm over the words of the k (k - 1) / 2 pairs."""
     pairs = [(x, y) for i, x in enumerate(candidates) for y in candidates[i + 1:]]
     _, words = _lower_words([measure.difference(metric, x, y) for x, y in pairs])
     return ({(x, y) for (x, y), w in zip(pairs, words) if w == "yes"}
@@ -358,7 +392,7 @@ def best_of(measure: Measurements, metric: str, candidates: Sequence[str]) -> tu
     each part "leader lower than o" decided by the one rule (:func:`word_pvalues` on the paired
     interval of leader - o, ``measure.difference``, then :func:`decide`). The "yes" is an
     intersection-union test (every part "yes" on its own p, no adjustment); a "no" (some part
-    resolved the other way) is read after Holm's adjustment over the k - 1 parts.
+    resolved the other way) is read after Holm's adjustment over the words of the k - 1 parts.
 
     ``measure`` is a :class:`posteval.metrics.intervals.Measurements`.
 
@@ -382,8 +416,8 @@ def lower(measure: Measurements, metric: str, a: str, b: str, *, margin: float =
     metric(a) - metric(b) (``measure.difference``) and p_w = :func:`word_pvalues` (I, direction=-1,
     margin=m):
 
-        p_yes rejects effect >= 0,  p_no rejects effect <= -m,  p = min(1, 2 min_w p_w),
-        word = decide(p_w, p):  "yes" if 2 p_yes < 1 - level, else "no" if 2 p_no < 1 - level,
+        p_yes rejects effect >= 0,  p_no rejects effect <= -m,  p~ = holm_words([p_w]) (its two words),
+        word = decide(p~):  "yes" if p~_yes < 1 - level, else "no" if p~_no < 1 - level,
         else "not resolved"
 
     (with m = 0: "yes" when the interval lies below 0, "no" when above). For several comparisons
@@ -405,7 +439,7 @@ def unbeaten(measure: Measurements, metric: str, candidates: Sequence[str]) -> l
     """The candidates that no other candidate is resolved lower than on ``metric``, in the order of
     ``candidates``: every unordered pair (x, y) is one comparison of the paired interval of x - y by
     the one rule (:func:`word_pvalues`, direction -1, :func:`decide`), Holm's adjustment over the
-    k (k - 1) / 2 pairs (one family), and
+    words of the k (k - 1) / 2 pairs (one family), and
 
         { c : no pair resolves another candidate lower than c }.
 
@@ -428,7 +462,7 @@ def ranks_above_all(measure: Measurements, metric: str, a: str, candidates: Sequ
     (:func:`word_pvalues` on the paired interval of a - b, direction -1, :func:`decide`), then
 
         "yes" if every part is "yes" on its own p (an intersection-union test: no adjustment),
-        "no"  if some part is "no" after Holm's adjustment over the k - 1 parts (a union of tests),
+        "no"  if some part is "no" after Holm's adjustment over the words of the k - 1 parts,
         "not resolved" otherwise.
 
     Reference: Berger (1982), *Technometrics* 24, 295 (intersection-union tests); Holm (1979),
@@ -455,7 +489,7 @@ def ranking_flips(measure: Measurements, pointwise: str, distributional: str, ca
     "no" if one of them is lower than every other under ``distributional``; else "not resolved".
 
     With W = :func:`unbeaten` (pointwise; Holm over its pairs) and, under ``distributional``, every
-    pair decided by the one rule with Holm's adjustment over the k (k - 1) / 2 pairs (one family):
+    pair decided by the one rule with Holm's adjustment over the words of the k (k - 1) / 2 pairs (one family):
     "yes" if every w in W has some b resolved lower than it; "no" if some w in W is resolved lower
     than every other candidate.
 
