@@ -1,11 +1,14 @@
 """A chapter's claims, recorded for the prose and shown together in one table.
 
 :func:`record_claims` records, for every row of a table from
-:func:`posteval.metrics.claims.evaluate_claims`, the ten keys ``claim.<name>`` (the word),
+:func:`posteval.metrics.claims.evaluate_claims`, the twelve keys ``claim.<name>`` (the word),
 ``claim_estimate.<name>``, ``claim_lo.<name>``, ``claim_hi.<name>``, ``claim_p.<name>``,
-``claim_p_holm.<name>``, ``claim_sentence.<name>``, ``claim_reason.<name>`` (why a claim is not
-testable; empty otherwise), ``claim_source.<name>`` (whose claim it is: the paper, Proxy-GRM, this
-book) and ``claim_family.<name>`` (the Holm family it was adjusted in), and the text ``claim_ci.<name>`` = "estimate
+``claim_p_holm.<name>`` (the deciding word's p-value before and after Holm's adjustment over every word
+of its family: below 0.05 the word is said), ``claim_sentence.<name>``, ``claim_reason.<name>`` (why a
+claim is not testable; empty otherwise), ``claim_source.<name>`` (whose claim it is: the paper,
+Proxy-GRM, this book), ``claim_family.<name>`` (the family it was adjusted in), ``claim_fixed.<name>``
+(its registered margin or target fixed "before" or "after" the data) and ``claim_independent.<name>``
+(for "after": its word at the margin derived without the data), and the text ``claim_ci.<name>`` = "estimate
 [lo, hi]" in the book's number format (:func:`posteval.numformat.interval`) for the prose. :func:`claims_frame` collects every recorded
 word under the given prefixes into one small table without numbers: the cell that shows it is what
 a notebook test compares exactly across machines, while cells with numbers from training are not.
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from .metrics.claims import Claim
 
 __all__ = ["record_claim", "record_claims", "record_table", "claims_frame", "claims_overview", "conclusions",
-           "registered_margins", "OVERVIEW_INDEX"]
+           "registered_margins", "margin_note", "OVERVIEW_INDEX", "ADJUSTED_P"]
 
 
 def record_claim(name: str, word: str) -> str:
@@ -54,6 +57,10 @@ def record_claims(table: pd.DataFrame, *, prefix: str = "") -> pd.DataFrame:
         record(f"claim_source.{prefix}{name}", str(r.get("source", "") or ""))
         record(f"claim_family.{prefix}{name}", str(r.get("family", "") or ""))
         record(f"claim_ci.{prefix}{name}", _interval_text(r))
+        # when its margin or target was fixed ("before", "after" the data; "" none registered) and, for "after",
+        # the word at the value derived without the data ("" where the registry has no such derivation)
+        record(f"claim_fixed.{prefix}{name}", str(r.get("fixed", "") or ""))
+        record(f"claim_independent.{prefix}{name}", str(r.get("word_independent", "") or ""))
     return table
 
 
@@ -165,9 +172,33 @@ def claims_overview(table: pd.DataFrame, claims: Sequence[Claim], *, names: Mapp
         r = table.loc[c.name]
         source = c.source or str(r.get("source", "") or "") or numformat.MISSING
         what = measured(c, r) if measured is not None else effect_words(c, names, metric_words)
+        why = verdict_reason(r, c)
+        note = margin_note(r, c)
         rows.append({OVERVIEW_INDEX: f"{c.sentence} [{source} ({c.family})]", "what we measured": what,
-                     "verdict": r["word"], "why": verdict_reason(r, c)})
+                     "verdict": r["word"], "why": f"{why}; {note}" if note else why})
     return pd.DataFrame(rows).set_index(OVERVIEW_INDEX)
+
+
+def margin_note(row: Mapping, claim: "Claim") -> str:
+    """For a claim decided with a margin or target fixed after the data (:mod:`posteval.margins`), what a
+    reader must know beside its word: that it was fixed after, and the word at the value derived without
+    the data (``row``: the claim's row of :func:`posteval.metrics.claims.evaluate_claims`); "" otherwise.
+
+    Example
+    -------
+    >>> from posteval.metrics.claims import Claim
+    >>> c = Claim("r", "the re-simulation error is small (this book)", direction=-1, margin=0.5,
+    ...           registered="05.resim_margin")
+    >>> margin_note({"fixed": "after", "word_independent": "no", "independent_margin": 0.25}, c)
+    'its margin was fixed after the data were seen; at 0.250, derived without them, the word is no'
+    """
+    if str(row.get("fixed", "")) != "after" or not claim.registered:
+        return ""
+    word = str(row.get("word_independent", "") or "")
+    if not word:
+        return "its margin was fixed after the data were seen, and none was derived without them"
+    value = numformat.number(float(row["independent_margin"]))
+    return f"its margin was fixed after the data were seen; at {value}, derived without them, the word is {word}"
 
 
 def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:
@@ -190,9 +221,10 @@ def claims_frame(prefixes=("claim.", "best.")) -> pd.DataFrame:
 
 def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
     """The registered margins, tolerances and targets (:mod:`posteval.margins`) that ``claims`` use, one
-    row each (index: what it is, its unit), with its value, why it is that number and when it was set
-    (:attr:`posteval.margins.Registered.when`: the date, the commit left in the registry):
-    the table a reader checks before the verdicts.
+    row each (index: what it is, its unit), with its value, why it is that number, when it was set
+    (:attr:`posteval.margins.Registered.when`: the date, the commit left in the registry), whether before
+    or after the data it decides (with what had been seen), and the value derived without the data
+    with its derivation (for an ``after`` entry): the table a reader checks before the verdicts.
 
     Example
     -------
@@ -206,7 +238,12 @@ def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
     for c in claims:
         if c.registered and c.registered not in rows:
             r = registered(c.registered)
-            rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.when}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["value", "why", "set"])
+            rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.when,
+                                  "fixed": f"{r.fixed} the data" + (f" ({r.evidence})" if r.evidence else ""),
+                                  "derived without the data": (f"{numformat.number(r.independent)}: {r.derivation}"
+                                                               if r.independent is not None else
+                                                               numformat.MISSING if r.fixed == "after" else "")}
+    out = pd.DataFrame.from_dict(rows, orient="index",
+                                 columns=["value", "why", "set", "fixed", "derived without the data"])
     out.index = pd.Index([f"{registered(k).unit}" for k in rows], name="margin or target (unit)")
     return out

@@ -1,12 +1,20 @@
-"""Every margin, tolerance and target the book's claims use, registered with its unit, its reason and
-the commit at which it was set, in one place that no result can move quietly.
+"""Every margin, tolerance and target the book's claims use, registered with its unit, its reason, the
+commit at which it was set and whether that was before or after the data it decides, in one place that
+no result can move quietly.
 
 A claim's margin decides between "no" (inside it) and "not resolved", a target between "yes" and
 "no": set beside the results, either can be moved until a verdict suits. So each lives here, with
-what it means to a user and where it came from (``set_at``: the commit and date it was set, and
-whether that was before the data or beside the first results), and the chapters and the library read
-it from here. ``tests/test_margins.py`` walks the history of this file in git: a value that changes
-without its reason and its ``set_at`` changing too fails the suite.
+what it means to a user and where it came from: ``set_at`` (the commit and date it was set), ``fixed``
+(``"before"``: set in a commit that precedes the first computation of the quantity it decides, named in
+``evidence`` and checked from git history by ``tests/test_margins.py``; ``"after"``: set once the
+quantity had been computed, ``evidence`` saying what had been seen), and for an ``after`` entry
+``independent``, a value derived without the data (from the source's stated effect, an exact sampler's
+noise band at the chapter's sizes, or a physical resolution) with its derivation, at which the claim's
+word is reported too (:func:`posteval.metrics.claims.evaluate_claims`, column ``word_independent``), or
+None where no such derivation exists. The chapters and the library read each value from here.
+``tests/test_margins.py`` walks the history of this file in git: a value that changes without its
+reason and its ``set_at`` changing too fails the suite; and no page calls an ``after`` margin "before
+the data".
 
 Example
 -------
@@ -21,7 +29,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Registered", "REGISTRY", "registered", "value"]
+__all__ = ["Registered", "REGISTRY", "registered", "value", "FIXED"]
+
+#: When an entry was fixed relative to the data it decides.
+FIXED = ("before", "after")
 
 #: a set_at that starts with the commit and its date: "97fd75b (2026-12-01)"
 _COMMIT_DATE = re.compile(r"^[0-9a-f]{7,40} \((\d{4}-\d{2}-\d{2})\)")
@@ -154,6 +165,10 @@ class Registered:
     unit: str
     reason: str
     set_at: str
+    fixed: str = "after"
+    evidence: str = ""
+    independent: float | None = None
+    derivation: str = ""
 
     @property
     def when(self) -> str:
@@ -177,7 +192,9 @@ def registered(name: str) -> Registered:
     if name not in REGISTRY:
         raise KeyError(f"{name!r} is not registered; registered: {sorted(REGISTRY)}")
     e = REGISTRY[name]
-    return Registered(name, float(e["value"]), e["unit"], e["reason"], e["set_at"])
+    ind = e.get("independent") or {}
+    return Registered(name, float(e["value"]), e["unit"], e["reason"], e["set_at"], e.get("fixed", "after"),
+                      e.get("evidence", ""), None if not ind else float(ind["value"]), ind.get("derivation", ""))
 
 
 def value(name: str) -> float:

@@ -47,6 +47,7 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -54,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .. import numformat
-from ..margins import REGISTRY
+from ..margins import REGISTRY, registered
 from ._validation import level_value
 from .intervals import Interval, Measurements
 from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, decide, deciding_word, holm_words, word_pvalues
@@ -70,7 +71,7 @@ FAMILIES = ("confirmatory", "exploratory")
 CALIBRATION_WORDS = {"yes": "calibrated", "below": "under-covers", "above": "over-covers"}
 #: The keys recorded per claim (``<key>.<name>``), see :func:`posteval.claims.record_claims`.
 CLAIM_KEYS = ("claim", "claim_estimate", "claim_lo", "claim_hi", "claim_p", "claim_p_holm", "claim_sentence",
-              "claim_reason", "claim_source", "claim_family")
+              "claim_reason", "claim_source", "claim_family", "claim_fixed", "claim_independent")
 
 
 def claim_words() -> tuple[str, ...]:
@@ -226,17 +227,44 @@ def _combine(c: Claim, rows: Mapping[str, dict]) -> dict:
             "decided_by": name, "deciding": d["deciding"]}
 
 
+def _at_independent_margins(claims: Sequence[Claim]) -> tuple[list[Claim], dict[str, str]]:
+    """The claims with each ``after`` margin or target replaced by its value derived without the data
+    (:mod:`posteval.margins`: ``independent``), and per claim what its word at that value is reported as:
+    "changed" (a new value replaced the registered one), "same" (the derivation gives the registered value),
+    "none" (an ``after`` entry without such a derivation) or "" (not registered, or fixed before)."""
+    out, how = [], {}
+    for c in claims:
+        how[c.name] = ""
+        if c.registered:
+            r = registered(c.registered)
+            if r.fixed == "after":
+                how[c.name] = "none" if r.independent is None else "same" if r.independent == r.value else "changed"
+                if how[c.name] == "changed":
+                    if c.margin == r.value:
+                        c = dataclasses.replace(c, margin=r.independent)
+                    elif c.boundary == r.value:
+                        c = dataclasses.replace(c, boundary=r.independent)
+                    else:
+                        how[c.name] = "none"  # the value enters the claim otherwise: the chapter reports it
+        out.append(c)
+    return out, how
+
+
 def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None, *,
                     intervals: Mapping[str, Interval] | None = None, level: float = 0.95,
-                    not_testable: Mapping[str, str] | None = None) -> pd.DataFrame:
+                    not_testable: Mapping[str, str] | None = None, independent: bool = True) -> pd.DataFrame:
     """Decide every claim: one row per claim (index: name) with ``sentence``, ``source``, ``family``,
     ``direction``, ``margin``, ``estimate``, ``lo``, ``hi`` (of the effect), ``p`` and ``p_holm`` (the
     deciding word's one-sided p-value before and after the adjustment: the word said, or for "not
     resolved" the word nearest to being said, so that ``p_holm`` against 1 - level says how close the
     word was to its threshold), ``deciding`` (that word), ``n_seeds``, ``word``, ``reason``,
     ``decided_by`` (a claim of parts: the part whose numbers it shows), ``margin_reason``, ``set_at``
-    and ``fixed`` (when a registered margin or target was set, and whether before or after the data it
-    decides, :mod:`posteval.margins`).
+    and ``fixed`` (when a registered margin or target was set, and "before" or "after" the data it
+    decides, :mod:`posteval.margins`; "" when none is registered), and ``word_independent`` with
+    ``independent_margin``: for a claim whose registered margin or target was fixed after the data, its
+    word and that value when the margin or target is the one derived without the data (the whole table
+    decided again with those values, ``independent=True``); "" and NaN for the others, and where the
+    registry has no such derivation.
 
     ``intervals`` gives a ready interval per claim name (e.g. a log ratio); all other claims are
     measured in ``measure``. Claims of ``parts`` come after the claims they name. ``not_testable``
@@ -323,7 +351,24 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
         columns[key] = [rows[c.name][key] for c in claims]
     columns["margin_reason"] = [c.margin_reason for c in claims]
     columns["set_at"] = [REGISTRY[c.registered]["set_at"] if c.registered else "" for c in claims]
-    return pd.DataFrame(columns, index=[c.name for c in claims])
+    columns["fixed"] = [registered(c.registered).fixed if c.registered else "" for c in claims]
+    table = pd.DataFrame(columns, index=[c.name for c in claims])
+    table["word_independent"], table["independent_margin"] = "", np.nan
+    if independent:
+        alt, how = _at_independent_margins(claims)
+        changed = [c.name for c in claims if how[c.name] == "changed"]
+        if changed:
+            again = evaluate_claims(alt, measure, intervals=intervals, level=level, not_testable=not_testable,
+                                    independent=False)
+        for c in claims:
+            if how[c.name] in ("same", "changed"):
+                r = registered(c.registered)
+                table.loc[c.name, "independent_margin"] = r.independent
+                table.loc[c.name, "word_independent"] = (again.loc[c.name, "word"] if how[c.name] == "changed"
+                                                         else table.loc[c.name, "word"])
+            elif c.parts and any(table.loc[p, "word_independent"] for p in c.parts):
+                table.loc[c.name, "word_independent"] = again.loc[c.name, "word"] if changed else table.loc[c.name, "word"]
+    return table
 
 
 #: the columns of :func:`evaluate_claims` that come from a claim's decision, in order
