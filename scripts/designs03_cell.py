@@ -72,7 +72,7 @@ for name, (_, build, data, to_gev) in DESIGNS.items():
     print(name, f"{train_seconds[name]:.0f} s", epochs[name], flush=True)
 
 TRANSFORM = {"w_window.nu": "logit", "w_window.nubar": "logit", "top_window": "logit", "met_closure": "log",
-             "unphysical": "logit", "crps": "identity"}
+             "mt_excess": "logit", "crps": "identity"}
 record_out = {"meta": {
     "what": "chapter 3's flow in four coordinate designs, ci sizes, the chapter's seeds and test events",
     "designs": {k: v[0] for k, v in DESIGNS.items()},

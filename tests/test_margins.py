@@ -3,7 +3,7 @@ set; a value that changes without its reason and set_at changing fails here, and
 registered value elsewhere (the library's constants, the chapters' parameter files) that differs."""
 
 import ast
-import dataclasses
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from posteval import margins
-from posteval.physics.consistency import Tolerances
+from posteval.physics.consistency import EXACT_SAMPLER_RULE, Tolerances
 from posteval.rubric import claims as rubric_claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +35,59 @@ def _changes(old: dict, new: dict) -> list[str]:
             and (old[name]["reason"] == new[name]["reason"] or old[name]["set_at"] == new[name]["set_at"])]
 
 
-def test_every_entry_has_a_value_unit_reason_and_set_at():
+FIELDS = {"value", "unit", "reason", "set_at", "fixed", "evidence", "independent"}
+#: a "before" entry's evidence names the commit of the first computation of the quantity it decides
+FIRST_COMPUTED = re.compile(r"first computed in ([0-9a-f]{7,40})")
+#: a set_at that starts with the commit that set the value
+SET_COMMIT = re.compile(r"^([0-9a-f]{7,40}) ")
+
+
+def _git(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_every_entry_says_when_it_was_fixed_and_why():
+    """value, unit, reason, set_at, and fixed "before" or "after" the data it decides, with its evidence; an
+    "after" entry gives a value derived without the data (or None) with its derivation."""
     for name, e in margins.REGISTRY.items():
-        assert set(e) == {"value", "unit", "reason", "set_at"}, name
+        assert set(e) == FIELDS, (name, set(e) ^ FIELDS)
         assert isinstance(e["value"], (int, float)) and all(len(e[k]) > 10 for k in ("unit", "reason", "set_at")), name
-        assert "before the data" in e["set_at"] or "beside results" in e["set_at"], name
+        assert e["fixed"] in margins.FIXED and len(e["evidence"]) > 10, name
+        ind = e["independent"]
+        if ind is not None:
+            assert e["fixed"] == "after", f"{name}: only an 'after' entry needs a value derived without the data"
+            assert set(ind) == {"value", "derivation"} and isinstance(ind["value"], (int, float)), name
+            assert len(ind["derivation"]) > 20, name
+        r = margins.registered(name)
+        assert (r.fixed, r.evidence, r.independent) == (e["fixed"], e["evidence"], None if ind is None else ind["value"])
+
+
+def test_a_margin_fixed_before_the_data_was_set_in_a_commit_before_the_first_computation():
+    """From git history: a "before" entry's set_at commit is a strict ancestor of the commit its evidence
+    names as the quantity's first computation, and that commit computes it (its message or a chapter's
+    reference notebook changes in it)."""
+    if _git("rev-parse", "--is-shallow-repository").stdout.strip() == "true":
+        pytest.skip("a shallow clone has no history to check")
+    for name, e in margins.REGISTRY.items():
+        if e["fixed"] != "before":
+            continue
+        set_commit, first = SET_COMMIT.match(e["set_at"]), FIRST_COMPUTED.search(e["evidence"])
+        assert set_commit and first, f"{name}: a 'before' entry names its commit and the first computation's"
+        a, b = set_commit.group(1), first.group(1)
+        assert a != b and _git("merge-base", "--is-ancestor", a, b).returncode == 0, \
+            f"{name}: set in {a}, which is not before {b}, the first computation"
+
+
+def test_the_prose_never_calls_a_margin_fixed_before_the_data_unless_it_was():
+    """No page or registry text says "before the data" (or "beside results") of a margin: when a margin was
+    fixed, before or after, comes from the registry (claim_fixed.<name>, the margins table), never typed."""
+    pages = [*sorted((ROOT / "chapters").glob("*.md")), *sorted((ROOT / "book").glob("*.md"))]
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text() for p in pages}
+    texts.update({f"margins {k}.{f}": str(e[f]) for k, e in margins.REGISTRY.items() for f in ("reason", "set_at")})
+    bad = [where for where, text in texts.items()
+           if re.search(r"(fixed|set|registered)\s+before\s+(the\s+)?(data|results|any model)|before the data|"
+                        r"beside results", text, flags=re.I)]
+    assert bad == [], f"typed 'before the data' (the registry says when each margin was fixed): {bad}"
 
 
 def test_a_value_that_changes_without_its_reason_fails():
@@ -57,9 +105,10 @@ def test_a_value_that_changes_without_its_reason_fails():
 
 
 def test_the_library_and_the_chapters_use_the_registered_values():
-    tol = dataclasses.asdict(Tolerances())
-    for name, v in tol.items():
+    for name, v in Tolerances().values.items():  # the defaults: the tolerances set with the first physics checks
         assert v == margins.value(f"03.physics.{name}"), name
+        assert Tolerances().registered(name) == f"03.physics.{name}", name
+    assert margins.registered(EXACT_SAMPLER_RULE).fixed == "after"  # chapter 3's rule, fixed after the data were seen
     assert rubric_claims.ORDER_MARGIN == margins.value("04.order_margin")
     assert rubric_claims.ORDER_MARGIN_REASON == margins.registered("04.order_margin").reason
     for profile in ("ci", "full"):

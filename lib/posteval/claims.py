@@ -239,7 +239,7 @@ def registered_margins(claims: Sequence[Claim]) -> pd.DataFrame:
         if c.registered and c.registered not in rows:
             r = registered(c.registered)
             rows[c.registered] = {"value": numformat.number(r.value), "why": r.reason, "set": r.when,
-                                  "fixed": f"{r.fixed} the data" + (f" ({r.evidence})" if r.evidence else ""),
+                                  "fixed": f"{r.fixed} the data",
                                   "derived without the data": (f"{numformat.number(r.independent)}: {r.derivation}"
                                                                if r.independent is not None else
                                                                numformat.MISSING if r.fixed == "after" else "")}

@@ -1,4 +1,5 @@
-"""The registered basin test: counts, the exact McNemar null (calibrated by simulation), bad input."""
+"""The registered basin test: counts, the exact McNemar null (calibrated by simulation), the words decided by
+the book's one rule (Holm over the pairs' words), the pairs as claims to record, bad input."""
 
 import doctest
 
@@ -6,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from posteval.metrics.verdicts import decide, holm_words
 from posteval.rubric import basin_tests as bt
 
 
@@ -35,6 +37,35 @@ def test_the_null_is_calibrated():
         b = np.where(rng.uniform(size=40) < tendency, 0.9, 0.5)
         rejected += bt.basin_tests(_final(a, b), [("a", "b")]).loc["a vs b", "p"] < 0.05
     assert rejected / repeats <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / repeats)
+
+
+def test_the_words_come_from_the_one_rule():
+    """Each pair has one word, "yes", whose p is the exact McNemar p; Holm over the family's words; the word
+    is said below 0.05, else "not resolved" (never "no": not rejecting is no equivalence)."""
+    clear = _final([0.9] * 12 + [0.5] * 3, [0.5] * 15)
+    mixed = pd.concat([clear, _final([0.9] * 15, [0.9] * 14 + [0.5]).assign(
+        condition=lambda f: f["condition"].map({"a": "c", "b": "d"}))], ignore_index=True)
+    t = bt.basin_tests(mixed, [("a", "b"), ("c", "d")])
+    adjusted = holm_words([{"yes": p} for p in t["p"]])
+    assert t["adjusted p"].tolist() == [a["yes"] for a in adjusted]
+    assert t["word"].tolist() == [decide(a) for a in adjusted] == ["yes", "not resolved"]
+    assert t.loc["a vs b", "adjusted p"] == pytest.approx(2 * t.loc["a vs b", "p"])  # two words in the family
+
+
+def test_the_pairs_as_claims_to_record():
+    from posteval.book import recorded
+    from posteval.claims import record_table
+    t = bt.basin_tests(_final([0.9] * 12 + [0.5] * 3, [0.5] * 15), [("a", "b")])
+    c = bt.basin_claims(t, [("a", "b"), ("a", "z")], names={"a": "A"}, record="power run")
+    assert list(c.index) == ["a_vs_b", "a_vs_z"]
+    assert c.loc["a_vs_b", "word"] == "yes" and c.loc["a_vs_b", "p_holm"] == t.loc["a vs b", "adjusted p"]
+    assert c.loc["a_vs_b", "sentence"].startswith("this book: A and b")
+    assert (c.loc["a_vs_z", "word"], c.loc["a_vs_z", "n_seeds"]) == ("not testable", 0)
+    assert (c["family"] == bt.FAMILY).all() and np.isnan(c["lo"]).all()
+    record_table(c, prefix="test_bt.")
+    rec = recorded()
+    assert rec["claim.test_bt.a_vs_b"] == "yes" and rec["claim_family.test_bt.a_vs_b"] == "basins"
+    assert rec["claim_seeds.test_bt.a_vs_b"] == 15 and rec["claim_reason.test_bt.a_vs_z"] == "not run on a common seed"
 
 
 def test_seeds_restrict_and_missing_conditions_are_left_out():

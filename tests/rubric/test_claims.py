@@ -1,5 +1,6 @@
 """Claims of chapter 4 from per-seed results: the source's directions, pairing by seed, the cold start,
-the strongest record per claim, one Holm-adjusted call, and the recorded keys."""
+the strongest record per claim, one Holm-adjusted call, the recorded keys, the source's claims that cannot be
+tested, and the decision on the seeds an extension added (the pooled run described, not decided)."""
 
 import numpy as np
 import pandas as pd
@@ -8,9 +9,10 @@ import pytest
 from posteval.book import recorded
 from posteval.claims import claims_overview, record_table
 from posteval.metrics.claims import Claim, verdict_reason
-from posteval.rubric.claims import (BEST, BY_NAME, CLAIMS, COLD, EQUAL_STEPS, MEMBERS, SAYS, SCHEMES, TRANSFER,
-                                    add_at_step, add_renamed, best_member, claim_interval, claims_table,
-                                    interval_numbers, measured, opening_claims, seeds_sentence)
+from posteval.rubric.claims import (BEST, BY_NAME, CANNOT_TEST, CLAIMS, COLD, EQUAL_STEPS, MEMBERS, ORDER_MARGIN, SAYS,
+                                    SCHEMES, TRANSFER, add_at_step, add_renamed, best_member, claim_interval,
+                                    claims_table, decided_on, extension_table, interval_numbers, measured,
+                                    opening_claims, seeds_sentence, seeds_text, source_size, unlooked)
 
 
 def frames(effect, seeds=(0, 1, 2, 3), noise=0.001, metric="transfer"):
@@ -93,6 +95,14 @@ def test_the_source_directions():
         assert (BY_NAME[k].source, BY_NAME[k].family) == ("this book", "exploratory"), k
     assert BY_NAME["f.transfer.equal_steps"].b == EQUAL_STEPS
     assert set(SAYS) == {c.name for c in CLAIMS}
+    b_acc, b_proxy = BY_NAME["b_acc"], BY_NAME["b.proxy"]
+    assert (b_acc.source, b_acc.family) == ("this book", "exploratory")  # the book's question, not the source's
+    assert (b_proxy.metric, b_proxy.a, b_proxy.b, b_proxy.direction, b_proxy.source) == (
+        "rationalisation", "proxy_sft", "no_proxy", -1, "Proxy-GRM")  # the proxy lowers rationalisation
+    assert "not the source's implicit aggregation" in SAYS["e.implicit"]
+    for name, why in CANNOT_TEST.items():  # the source's claims this miniature cannot test, with the reason
+        assert BY_NAME[name].source == "Proxy-GRM" and BY_NAME[name].metric is None and len(why) > 40, name
+    assert "32B" in BY_NAME["proxy_32b"].sentence
     order = BY_NAME["order"]
     assert order.direction == 0 and order.margin > 0 and order.margin_reason
     assert all(c.source in ("Proxy-GRM", "this book") for c in CLAIMS)
@@ -203,3 +213,46 @@ def test_the_opening_puts_the_sources_claims_first_in_their_words_and_says_why()
     with pytest.raises(ValueError, match="at least one"):
         cold_start_tolerance(0)
     assert seeds_sentence(t) == "40 seeds: a; 30 seeds: d; 10 seeds: leak"
+
+
+def test_claims_the_source_states_but_the_miniature_cannot_test_are_kept_with_their_reason():
+    final, hist = frames(0.05, metric=TRANSFER)
+    final = final.replace({"y": "proxy_sft", "x": "no_proxy"})
+    t = claims_table({"run": (final, hist)}, not_testable=CANNOT_TEST)
+    assert set(CANNOT_TEST) < set(t.index) and t.loc["a", "word"] == "yes"
+    for name, why in CANNOT_TEST.items():
+        assert (t.loc[name, "word"], t.loc[name, "reason"], t.loc[name, "record"]) == ("not testable", why, "")
+    assert list(claims_table({"run": (final, hist)}).index) == ["a"]  # without not_testable, as before
+    with pytest.raises(ValueError, match="no claim"):
+        claims_table({"run": (final, hist)}, [BY_NAME["sota"]], not_testable=CANNOT_TEST)
+
+
+def test_a_run_extended_after_a_look_decides_on_the_seeds_not_looked_at():
+    """The looked-at seeds carry a large effect, the added ones none: the word comes from the added seeds
+    alone, and the pooled table (all seeds) only describes."""
+    looked, hl = frames(0.3, seeds=(0, 1, 2, 3), noise=0.01)
+    added, ha = frames(0.0, seeds=tuple(range(4, 16)), noise=0.01)
+    power = (pd.concat([looked, added], ignore_index=True), pd.concat([hl, ha], ignore_index=True))
+    records = {"power run (16 seeds)": power, "sweep (4 seeds)": (looked, hl)}
+    decide = unlooked(records, ["power run (16 seeds)"], range(4, 16))
+    assert list(decide) == ["power run, seeds 4–15 (12 seeds)", "sweep (4 seeds)"]
+    t = claims_table(decide, [claim("up")])
+    pooled = claims_table(records, [claim("up")])
+    assert t.loc["up", "record"] == "power run, seeds 4–15 (12 seeds)" and t.loc["up", "n_seeds"] == 12
+    assert t.loc["up", "word"] == "not resolved" and pooled.loc["up", "word"] == "yes"  # pooling would say yes
+    shown = extension_table(t, pooled, claims_table({"sweep": (looked, hl)}, [claim("up")]), ["up"])
+    assert shown.iloc[0].tolist()[0::2] == ["yes", "not resolved"]  # the look's word, the decision's
+    assert "yes" not in shown.iloc[0, 3] and "[" in shown.iloc[0, 3]  # the pooled interval, no word
+    with pytest.raises(ValueError, match="not records"):
+        unlooked(records, ["absent"], [4])
+    assert seeds_text(range(10, 40)) == "seeds 10–39" and seeds_text([3, 7]) == "seeds 3, 7"
+    assert "seeds 10–39 (30 seeds)" in decided_on(range(10, 40), 40, 10) and "sweep's 10 seeds" in decided_on(
+        range(10, 40), 40, 10)
+
+
+def test_the_source_size_is_said_from_the_interval():
+    inside = source_size({"estimate": -0.0003, "lo": -0.002, "hi": 0.0013})
+    assert "lies wholly inside" in inside and "rule out an effect of the source's size" in inside
+    assert "each at 2.5 %" in inside and f"{ORDER_MARGIN}" in inside
+    assert "do not rule out" in source_size({"estimate": 0.0, "lo": -0.04, "hi": 0.01})
+    assert "not measured" in source_size({"estimate": np.nan, "lo": np.nan, "hi": np.nan})

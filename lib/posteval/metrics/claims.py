@@ -14,7 +14,7 @@ over every word of every claim of a family (:func:`~posteval.metrics.verdicts.ho
 said when its adjusted p-value is below 1 - level. So the probability that a family says any wrong
 word ("yes", "no" at any margin, "calibrated", "under-covers", "over-covers") is at most 1 - level
 (Holm 1979; simulated with margins, effects at 0, at the margin and mixed in
-``tests/metrics/test_error_control.py``), and no word is read from an unadjusted interval.
+``tests/test_error_control.py``), and no word is read from an unadjusted interval.
 
 Kinds of claim (``direction``):
 
@@ -250,6 +250,52 @@ def _at_independent_margins(claims: Sequence[Claim]) -> tuple[list[Claim], dict[
     return out, how
 
 
+def _checked_untested(claims: Sequence[Claim], not_testable: Mapping[str, str] | None) -> dict[str, str]:
+    """``not_testable`` checked against the claims (unique names, known claims, a reason each)."""
+    untested = dict(not_testable or {})
+    names = [c.name for c in claims]
+    if len(set(names)) != len(names):
+        raise ValueError(f"claims: repeated names {sorted({n for n in names if names.count(n) > 1})}")
+    unknown = sorted(set(untested) - set(names))
+    if unknown:
+        raise ValueError(f"not_testable: {unknown} are not claims of the table")
+    for k, why in untested.items():
+        if not isinstance(why, str) or not why.strip():
+            raise ValueError(f"not_testable[{k!r}]: a claim that is not testable needs its reason")
+    return untested
+
+
+def _table(claims: Sequence[Claim], rows: Mapping[str, dict]) -> pd.DataFrame:
+    """The claims table's frame from each claim's decided row, in the order of ``claims``."""
+    columns = {"sentence": [c.display_sentence for c in claims], "source": [c.source for c in claims],
+               "family": [c.family for c in claims], "direction": [c.direction for c in claims],
+               "margin": [float(c.margin) for c in claims]}
+    for key in ROW_KEYS:
+        columns[key] = [rows[c.name][key] for c in claims]
+    columns["margin_reason"] = [c.margin_reason for c in claims]
+    columns["set_at"] = [REGISTRY[c.registered]["set_at"] if c.registered else "" for c in claims]
+    columns["fixed"] = [registered(c.registered).fixed if c.registered else "" for c in claims]
+    table = pd.DataFrame(columns, index=[c.name for c in claims])
+    table["word_independent"], table["independent_margin"] = "", np.nan
+    return table
+
+
+def _add_independent_words(table: pd.DataFrame, claims: Sequence[Claim], measure, intervals, level: float,
+                           not_testable) -> None:
+    """Fill ``word_independent`` and ``independent_margin`` of ``table``: each claim with an ``after`` margin
+    or target that has a value derived without the data, decided again (the whole table) at that value."""
+    alt, how = _at_independent_margins(claims)
+    changed = any(v == "changed" for v in how.values())
+    again = (evaluate_claims(alt, measure, intervals=intervals, level=level, not_testable=not_testable,
+                             independent=False) if changed else table)
+    for c in claims:
+        if how[c.name] in ("same", "changed"):
+            table.loc[c.name, "independent_margin"] = registered(c.registered).independent
+            table.loc[c.name, "word_independent"] = again.loc[c.name, "word"]
+        elif c.parts and any(table.loc[p, "word_independent"] for p in c.parts):
+            table.loc[c.name, "word_independent"] = again.loc[c.name, "word"]
+
+
 def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None, *,
                     intervals: Mapping[str, Interval] | None = None, level: float = 0.95,
                     not_testable: Mapping[str, str] | None = None, independent: bool = True) -> pd.DataFrame:
@@ -309,65 +355,24 @@ def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None
     both      0.006 -0.0128  0.0248  0.0015  0.0044  yes
     """
     level = level_value(level)
-    given = dict(intervals or {})
-    untested = dict(not_testable or {})
-    names = [c.name for c in claims]
-    if len(set(names)) != len(names):
-        raise ValueError(f"claims: repeated names {sorted({n for n in names if names.count(n) > 1})}")
-    unknown = sorted(set(untested) - set(names))
-    if unknown:
-        raise ValueError(f"not_testable: {unknown} are not claims of the table")
-    for k, why in untested.items():
-        if not isinstance(why, str) or not why.strip():
-            raise ValueError(f"not_testable[{k!r}]: a claim that is not testable needs its reason")
-    rows: dict[str, dict] = {}
-    for c in claims:
-        if c.parts:
-            continue
-        if c.name in untested:
-            rows[c.name] = _untested(c, measure, given, level, untested[c.name])
-        else:
-            rows[c.name] = _row(c, _interval(c, measure, given, level))
+    given, untested = dict(intervals or {}), _checked_untested(claims, not_testable)
+    rows = {c.name: (_untested(c, measure, given, level, untested[c.name]) if c.name in untested
+                     else _row(c, _interval(c, measure, given, level))) for c in claims if not c.parts}
     # Holm over every word of the claims of each family (not-testable claims and claims of parts take no part)
     for fam in dict.fromkeys(c.family for c in claims):
-        members = [c.name for c in claims if c.family == fam and not c.parts and c.name not in untested]
-        for k, adjusted in zip(members, holm_words([rows[k]["pw"] for k in members])):
-            r = rows[k]
-            word = decide(adjusted, level=level)
-            w = deciding_word(adjusted, word, r["pw"])
-            r.update(p=r["pw"][w], p_holm=adjusted[w], deciding=w, word=word, reason="", decided_by="")
-    for c in claims:
-        if c.name in rows and c.name not in untested:
+        members = [c for c in claims if c.family == fam and not c.parts and c.name not in untested]
+        for c, adjusted in zip(members, holm_words([rows[c.name]["pw"] for c in members])):
             r = rows[c.name]
-            r.pop("pw")
-            r["word"] = _said(c, r["word"])
+            word = decide(adjusted, level=level)
+            pw = r.pop("pw")
+            w = deciding_word(adjusted, word, pw)
+            r.update(p=pw[w], p_holm=adjusted[w], deciding=w, word=_said(c, word), reason="", decided_by="")
     for c in claims:
         if c.parts:
             rows[c.name] = _combine(c, rows)
-    columns = {"sentence": [c.display_sentence for c in claims], "source": [c.source for c in claims],
-               "family": [c.family for c in claims], "direction": [c.direction for c in claims],
-               "margin": [float(c.margin) for c in claims]}
-    for key in ROW_KEYS:
-        columns[key] = [rows[c.name][key] for c in claims]
-    columns["margin_reason"] = [c.margin_reason for c in claims]
-    columns["set_at"] = [REGISTRY[c.registered]["set_at"] if c.registered else "" for c in claims]
-    columns["fixed"] = [registered(c.registered).fixed if c.registered else "" for c in claims]
-    table = pd.DataFrame(columns, index=[c.name for c in claims])
-    table["word_independent"], table["independent_margin"] = "", np.nan
+    table = _table(claims, rows)
     if independent:
-        alt, how = _at_independent_margins(claims)
-        changed = [c.name for c in claims if how[c.name] == "changed"]
-        if changed:
-            again = evaluate_claims(alt, measure, intervals=intervals, level=level, not_testable=not_testable,
-                                    independent=False)
-        for c in claims:
-            if how[c.name] in ("same", "changed"):
-                r = registered(c.registered)
-                table.loc[c.name, "independent_margin"] = r.independent
-                table.loc[c.name, "word_independent"] = (again.loc[c.name, "word"] if how[c.name] == "changed"
-                                                         else table.loc[c.name, "word"])
-            elif c.parts and any(table.loc[p, "word_independent"] for p in c.parts):
-                table.loc[c.name, "word_independent"] = again.loc[c.name, "word"] if changed else table.loc[c.name, "word"]
+        _add_independent_words(table, claims, measure, intervals, level, not_testable)
     return table
 
 

@@ -67,7 +67,7 @@ from scipy import optimize, special, stats
 from .._deprecation import renamed_keywords
 from ._validation import finite_array, level_value, positive_int, real_array, replicate_array
 
-__all__ = ["Interval", "event_interval", "paired_event_interval", "replicate_interval", "seed_interval",
+__all__ = ["Interval", "event_interval", "exact_interval", "paired_event_interval", "replicate_interval", "seed_interval",
            "paired_seed_interval", "stack_seeds", "required_seeds", "replicates_to_resolve", "events_to_resolve", "seeds_for_power", "combine_estimates", "Measurements", "TRANSFORMS",
            "MIN_SEEDS_EQUIVALENCE", "percentile_bounds", "percentile_interval", "bootstrap_pvalue",
            "monte_carlo_pvalue", "chi2_pvalue", "binomial_tail_pvalue", "binomial_band", "normal_half_width"]
@@ -403,6 +403,26 @@ def seed_interval(values: ArrayLike, *, level: float = 0.95, transform: str = "i
         return _build(mean, float(fwd(mean)), 0.0, 0.0, v.size, None, level, transform)
     fv = fwd(v)
     return _build(mean, float(fwd(mean)), float(fv.var(ddof=1)) / v.size, 0.0, v.size, None, level, transform)
+
+
+def exact_interval(value: float, *, level: float = 0.95) -> Interval:
+    """A quantity computed without noise (a closed form, an exact enumeration, a bound checked on every
+    case): the interval [v, v], no seed and no event variance. Its one-sided p-values are 0 or 1 (1/2 on
+    the boundary itself), so a claim on it (:func:`posteval.metrics.claims.evaluate_claims`) is decided
+    by the value alone, through the same rule as every other claim.
+
+    Reference: Casella and Berger (2002), *Statistical Inference*, 2nd ed., 9.2.1 (the test from an
+    interval; a degenerate interval decides every point but its own).
+
+    >>> iv = exact_interval(0.25)
+    >>> (iv.lo, iv.hi), iv.p_value(0.0, "greater"), iv.p_value(0.25, "greater")
+    ((0.25, 0.25), 0.0, 0.5)
+    """
+    level = level_value(level)
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"value: expected a finite number, got {value!r}")
+    return Interval(v, v, v, level, 0.0, 0.0, 1, None)
 
 
 def paired_seed_interval(a: ArrayLike, b: ArrayLike, *, level: float = 0.95) -> Interval:

@@ -18,7 +18,7 @@ Holm's procedure and each p-value is valid for it, which is all Holm's proof nee
 Theorem 1). Adjusting over the claims instead, with a claim's p taken from its smallest word, does not
 hold this bound once claims carry margins: a claim whose correct word is strongly resolved is then
 ranked first and its wrong word tested with a smaller multiplier (simulated in
-``tests/metrics/test_error_control.py``).
+``tests/test_error_control.py``).
 
 :func:`verdict`, :func:`beyond_margin` and :func:`within_margin` are the unadjusted interval
 inversions, for the claim that an effect is positive (``direction=+1``) or negative
@@ -175,6 +175,8 @@ def deciding_word(adjusted: Mapping[str, float], said: str, raw: Mapping[str, fl
     """The word whose adjusted p-value a claim's word rests on: the word said, or, for "not resolved",
     the word nearest to being said (the smallest adjusted p-value, how close the claim came to 1 - level;
     among equal adjusted p-values the smallest ``raw`` one, the word Holm's step reached first).
+
+    Reference: Holm (1979), *Scand. J. Statist.* 6, 65 (the adjusted p-values compared with 1 - level).
 
     >>> deciding_word({"yes": 0.004, "no": 1.0}, "yes"), deciding_word({"yes": 0.3, "no": 0.08}, "not resolved")
     ('yes', 'no')

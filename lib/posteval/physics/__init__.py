@@ -2,7 +2,7 @@
 kinematics and the classical neutrino-weighting baseline.
 
 Modules: :mod:`.ttbar` (``load_or_generate``, ``read_events``), :mod:`.kinematics`, :mod:`.consistency`
-(W and top windows, MET closure, unphysical fraction: the protocol's fourth part),
+(W and top windows, MET closure, transverse-mass excess fraction: the protocol's fourth part),
 :mod:`.neutrino_weighting`; internals in :mod:`.config`, :mod:`.generator`, :mod:`.truth`,
 :mod:`.detector`, :mod:`.chunks`, :mod:`.event_file`, :mod:`.event_reader`.
 

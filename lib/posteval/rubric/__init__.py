@@ -18,8 +18,10 @@ evaluate    held-out metrics: verdict accuracy, transfer (E1, E2), rationalisati
 experiment  per-seed setup shared by all conditions, the RL conditions, one GRPO run
 sweep       conditions x seeds in worker processes; ``python -m posteval.rubric.sweep``
 report      tables, contract numbers and plots for the chapter
-claims      claims (a)-(f), leak, order, unseen as paired verdicts over seeds (posteval.metrics.verdicts)
+claims      claims (a)-(f), leak, order, unseen as paired verdicts over seeds (posteval.metrics.verdicts), the
+            source's claims that cannot be tested here, a run extended after a look decided on its new seeds
 basins      same setup, several rollout streams: what decides a label-trained proxy's basin
+basin_tests the registered basin test: exact McNemar per pair, its words by the one rule (Holm over the pairs)
 provenance  commit, library versions, machine, workers and wall time of a sweep record
 bridge      the same environment as text through ``trl.GRPOTrainer`` with a local tiny Qwen2
 """

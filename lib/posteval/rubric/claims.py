@@ -18,7 +18,12 @@ One call, :func:`claims_table`, decides every claim with
 :func:`posteval.metrics.claims.evaluate_claims`: Holm within the confirmatory family (the source's
 claims) and within the exploratory one (the book's own); every claim names its source. Given several records (the live run, the
 10-seed sweep, the power run), each claim is read from the one with the most seeds for its two
-conditions (the first given on a tie); column ``record`` names it.
+conditions (the first given on a tie); column ``record`` names it. A record extended after a look at
+an earlier run is given cut to the seeds that were not looked at (:func:`unlooked`), so that no word
+rests on the seeds whose results prompted the extension; the pooled run is then described
+(:func:`extension_table`), not decided. The source's claims that this miniature cannot test are claims
+too (:data:`CANNOT_TEST`, with their reasons), so that the chapter lists every claim of Proxy-GRM's
+abstract and conclusions.
 
 Transfer is always to the independent judges E3 and E4 (``transfer_indep``), which share neither a
 training signal nor a decision rule with any proxy: the chapter's measure of transfer.
@@ -37,6 +42,7 @@ from .. import numformat
 from ..margins import registered, value
 from ..metrics.claims import Claim, effect_words, evaluate_claims
 from ..metrics.intervals import Interval, paired_seed_interval, seed_interval
+from ..metrics.verdicts import NOT_RESOLVED, NOT_TESTABLE
 from .report import final_frame
 
 #: Name of the cold-start "condition" (step 0 of any condition of the seed).
@@ -73,6 +79,19 @@ def _e(scheme: str) -> Claim:
                  f"aggregation') beats {text}, on {_E34}", TRANSFER, "proxy_sft", cond, 1, source=_SRC)
 
 
+#: The claims of Proxy-GRM's abstract and conclusions that this miniature cannot test, with the reason
+#: (:func:`claims_table`'s ``not_testable``).
+CANNOT_TEST = {
+    "sota": "the benchmarks (VL-RewardBench, Multimodal RewardBench, MM-RLHF-RewardBench) hold images, text and "
+            "the other methods' models, none of which the miniature has: it measures one synthetic task",
+    "data_4x": "a comparison of whole methods, each on its own data (Proxy-GRM on ~50k samples against "
+               "R1-Reward and Unified-Reward on >200k); the miniature runs one recipe, whose data ablation is "
+               "the book's (f)",
+    "proxy_32b": "no general model larger than the specialised proxy exists at this scale: every proxy here is a "
+                 "small network trained for the task, and there is no pre-trained general model to serve as one",
+}
+
+
 #: The chapter's claims, in the order of the text.
 CLAIMS: tuple[Claim, ...] = (
     Claim("a", f"Proxy-GRM: the proxy reward (Proxy-SFT, label targets) makes rubrics transferable: it raises "
@@ -82,8 +101,11 @@ CLAIMS: tuple[Claim, ...] = (
           "no_proxy", 1, source=_SRC),
     Claim("b", "Proxy-GRM: without a proxy, RL on the verdict reward raises post-hoc rationalisation above the "
           "cold start", "rationalisation", "no_proxy", COLD, 1, source=_SRC),
-    Claim("b_acc", "Proxy-GRM: without a proxy, RL still raises verdict accuracy above the cold start",
-          "verdict_acc", "no_proxy", COLD, 1, source=_SRC),
+    Claim("b.proxy", "Proxy-GRM: the proxy reward (Proxy-SFT) lowers post-hoc rationalisation below RL without a "
+          "proxy", "rationalisation", "proxy_sft", "no_proxy", -1, source=_SRC),
+    Claim("b_acc", "this book, beside Proxy-GRM's (b): without a proxy, RL still raises verdict accuracy above the "
+          "cold start (the pointwise metric looks fine)", "verdict_acc", "no_proxy", COLD, 1, family="exploratory",
+          source=_BOOK),
     Claim("c", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured here through the policy's "
           f"{_E34} (not as verifier fidelity)", TRANSFER, "proxy_sft", "proxy_rl", 1, source=_SRC),
     Claim("c.fidelity", "Proxy-GRM: Proxy-SFT is a stronger verifier than Proxy-RL, measured directly (no RL): it "
@@ -102,6 +124,11 @@ CLAIMS: tuple[Claim, ...] = (
     *(_e(s) for s in SCHEMES),
     Claim("e", "Proxy-GRM: the additive sum beats every explicit aggregation scheme (all four of claim e)",
           parts=tuple(f"e.{s}" for s in SCHEMES), source=_SRC),
+    Claim("sota", "Proxy-GRM: with ~50k training samples it is the best reward model on VL-RewardBench, "
+          "Multimodal RewardBench and MM-RLHF-RewardBench", source=_SRC),
+    Claim("data_4x", "Proxy-GRM: it beats methods trained on four times as much data", source=_SRC),
+    Claim("proxy_32b", "Proxy-GRM: a large general model (32B) is a worse proxy than the specialised 7B Proxy-SFT",
+          source=_SRC),
     Claim("f.accuracy", "this book, after Proxy-GRM's data efficiency (whole methods on ~50k against >200k "
           "samples): within one recipe, the proxy reward on a quarter of the RL prompts, and so a quarter of the "
           "GRPO steps, beats no proxy on all of them, on verdict accuracy", "verdict_acc", "proxy_sft_quarter",
@@ -132,15 +159,20 @@ SAYS = {
     "a": "The proxy reward makes rubrics transferable to evaluators never used in training",
     "a_follow": "The same, with Proxy-SFT read as trained on the teacher's verdict under its rubric",
     "b": "Without a proxy, RL on the verdict reward rewards post-hoc rationalisation",
-    "b_acc": "Without a proxy, verdict accuracy still rises (the pointwise metric looks fine)",
+    "b.proxy": "The proxy reward lowers post-hoc rationalisation compared with no proxy",
+    "b_acc": "(the book's) Without a proxy, verdict accuracy still rises (the pointwise metric looks fine)",
     "c": "Proxy-SFT is a stronger verifier than Proxy-RL (seen through the policy it trains)",
     "c.fidelity": "Proxy-SFT is a stronger verifier than Proxy-RL (the verifiers themselves)",
     "d": "Several heterogeneous proxy agents do worse than a single well-calibrated proxy",
     "e.and_gate": "The simple sum r_acc + r_proxy beats the AND gate (use_fb=1)",
     "e.gate": "The simple sum beats the gate (use_fb=2)",
     "e.modulated": "The simple sum beats r_acc modulated by the proxy, with the proxy term (use_fb=3)",
-    "e.implicit": "The simple sum beats r_acc modulated by the proxy, without the proxy term (use_fb=7)",
+    "e.implicit": "The simple sum beats r_acc modulated by the proxy without the proxy term (use_fb=7; not the "
+                  "source's implicit aggregation, which is the simple sum itself)",
     "e": "The simple sum beats every scheme that modulates r_acc by the proxy's feedback",
+    "sota": "With ~50k samples, the best reward model on three multimodal reward benchmarks",
+    "data_4x": "It beats methods trained on four times the data",
+    "proxy_32b": "A 32B general model is a worse proxy than the 7B Proxy-SFT",
     "d.proxy_sft": "(the book's) The heterogeneous ensemble is worse than label-trained Proxy-SFT",
     "d.bootstrap": "(the book's) Three bootstrap copies of Proxy-SFT are worse than one",
     "f.accuracy": "(the book's, after Proxy-GRM's 4x data efficiency) A quarter of the data with the proxy "
@@ -183,18 +215,21 @@ def claim_interval(claim: Claim, final: pd.DataFrame, history: pd.DataFrame, *,
 
 
 def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claims: Sequence[Claim] = CLAIMS, *,
-                 level: float = 0.95) -> pd.DataFrame:
+                 level: float = 0.95, not_testable: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every claim measured in one of ``records`` ({name: (final, history)}), decided in one call.
 
     Each claim is read from the record with the most seeds for its two conditions (column
     ``record``); a claim no record measured is left out, and so is a claim of parts with a part left
-    out. The columns are those of :func:`~posteval.metrics.claims.evaluate_claims`, plus ``record``.
+    out. The claims named in ``not_testable`` ({name: reason}, e.g. :data:`CANNOT_TEST`) are kept with
+    the word "not testable" and their reason (record ""). The columns are those of
+    :func:`~posteval.metrics.claims.evaluate_claims`, plus ``record``.
     """
     if not records:
         raise ValueError("records: expected at least one {name: (final, history)}")
+    untested = {k: v for k, v in (not_testable or {}).items() if k in {c.name for c in claims}}
     intervals, source = {}, {}
     for c in claims:
-        if c.parts:
+        if c.parts or c.name in untested:
             continue
         best = None
         for name, (final, history) in records.items():
@@ -203,14 +238,138 @@ def claims_table(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], claim
                 best = (name, iv)
         if best is not None:
             source[c.name], intervals[c.name] = best
-    kept = [c for c in claims if (c.name in intervals) or (c.parts and all(p in intervals for p in c.parts))]
-    if not kept:
+    if not intervals:
         raise ValueError("no claim is measured in the records given")
-    table = evaluate_claims(kept, intervals=intervals, level=level)
+    kept = [c for c in claims if c.name in intervals or c.name in untested
+            or (c.parts and all(p in intervals for p in c.parts))]
+    table = evaluate_claims(kept, intervals=intervals, level=level, not_testable=untested)
     parts = {c.name: c.parts for c in kept}
     table["record"] = [source[k] if k in source else " + ".join(dict.fromkeys(source[p] for p in parts[k]))
                        for k in table.index]
     return table
+
+
+def seeds_text(seeds) -> str:
+    """Seeds in words: a run of consecutive seeds as "seeds 10–39", others listed.
+
+    >>> seeds_text(range(10, 40)), seeds_text([0, 2, 3]), seeds_text([4])
+    ('seeds 10–39', 'seeds 0, 2, 3', 'seed 4')
+    """
+    s = sorted(int(x) for x in seeds)
+    if not s:
+        raise ValueError("seeds: expected at least one seed")
+    if len(s) == 1:
+        return f"seed {s[0]}"
+    if s == list(range(s[0], s[-1] + 1)) and len(s) > 2:
+        return f"seeds {s[0]}–{s[-1]}"
+    return "seeds " + ", ".join(map(str, s))
+
+
+def unlooked(records: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], extended: Sequence[str],
+             seeds) -> dict:
+    """``records`` with each record named in ``extended`` (a run extended after a look at an earlier one)
+    cut to ``seeds``, the seeds nobody had looked at (:func:`seeds_only`), and renamed
+    "<name without its seed count>, <seeds_text> (<n> seeds)"; the other records as they are. Given to
+    :func:`claims_table`, every claim such a record measures is decided on the seeds that could not have
+    prompted the extension, so that the decision is not conditioned on the look (a sequential design
+    that adds seeds after an unresolved look and pools them does not hold its level).
+
+    Reference: Armitage, McPherson and Rowe (1969), "Repeated significance tests on accumulating data",
+    *J. R. Statist. Soc. A* 132, 235 (looking and extending inflates the error rate).
+
+    >>> f = pd.DataFrame({"seed": [0, 1, 2, 3], "condition": ["a"] * 4})
+    >>> h = f.assign(step=0)
+    >>> out = unlooked({"power run (4 seeds)": (f, h), "sweep (2 seeds)": (f, h)}, ["power run (4 seeds)"], [2, 3])
+    >>> list(out), len(out["power run, seeds 2, 3 (2 seeds)"][0])
+    (['power run, seeds 2, 3 (2 seeds)', 'sweep (2 seeds)'], 2)
+    """
+    unknown = [k for k in extended if k not in records]
+    if unknown:
+        raise ValueError(f"extended: {unknown} are not records (have {list(records)})")
+    keep = sorted(int(s) for s in seeds)
+    out = {}
+    for name, (final, history) in records.items():
+        if name in extended:
+            base = re.sub(r"\s*\(\d+ seeds?\)$", "", name)
+            out[f"{base}, {seeds_text(keep)} ({len(keep)} seeds)"] = seeds_only(final, history, keep)
+        else:
+            out[name] = (final, history)
+    return out
+
+
+def decided_on(new_seeds, n_pooled: int, n_sweep: int) -> str:
+    """Which seeds decide chapter 4's claims, as a clause for the prose: with ``new_seeds`` (the seeds a run
+    extended after a look added, :func:`unlooked`), the claims such a run measures on those seeds, its
+    ``n_pooled`` seeds pooled described only, the others on the sweep's ``n_sweep``; without them, each
+    claim on the run with the most seeds for its two conditions.
+
+    >>> decided_on(range(10, 40), 40, 10)[:100]
+    'the claims that the power run or a record run later on its seeds measures are decided on seeds 10–39'
+    >>> decided_on([], 0, 0)
+    'each claim is decided on the run with the most seeds for its two conditions'
+    """
+    new_seeds = list(new_seeds)
+    if not new_seeds:
+        return "each claim is decided on the run with the most seeds for its two conditions"
+    return (f"the claims that the power run or a record run later on its seeds measures are decided on "
+            f"{seeds_text(new_seeds)} ({len(new_seeds)} seeds), the seeds nobody had looked at when those runs "
+            f"were planned, and their result on all {n_pooled} seeds pooled is shown as a description only, "
+            f"without a word; every other claim is decided on the sweep's {n_sweep} seeds")
+
+
+def extension_table(decided: pd.DataFrame, pooled: pd.DataFrame, looked: pd.DataFrame, names: Sequence[str], *,
+                    columns: Sequence[str] = ("the sweep's seeds (looked at)", "seeds not looked at",
+                                              "verdict", "all seeds pooled (no verdict)")) -> pd.DataFrame:
+    """The claims of ``names`` (decided on the seeds not looked at) as a reader's table, one row per claim
+    sentence: the word the looked-at seeds gave (``looked``, e.g. the sweep alone; "not measured" where it
+    had no such claim), the decision's difference [95 % interval] and word (``decided``), and the
+    difference [95 % interval] of all seeds pooled (``pooled``), shown as a description, without a word.
+    The four column names are ``columns``.
+
+    >>> t = pd.DataFrame({"sentence": ["A beats B"], "estimate": [0.1], "lo": [0.05], "hi": [0.15],
+    ...                   "word": ["yes"]}, index=["a"])
+    >>> extension_table(t, t, t.assign(word="not resolved"), ["a"]).iloc[0, [0, 2]].tolist()
+    ['not resolved', 'yes']
+    """
+    def iv(table, k):
+        if k not in table.index or not np.isfinite(table.loc[k, "estimate"]):
+            return numformat.MISSING
+        return numformat.one_line(numformat.interval(*table.loc[k, ["estimate", "lo", "hi"]]))
+
+    looked_word, decided_iv, word, pooled_iv = columns
+    return pd.DataFrame({
+        looked_word: [str(looked["word"].get(k, "not measured")) for k in names],
+        decided_iv: [iv(decided, k) for k in names],
+        word: [str(decided.loc[k, "word"]) for k in names],
+        pooled_iv: [iv(pooled, k) for k in names]},
+        index=pd.Index([str(decided.loc[k, "sentence"]) for k in names], name="claim"))
+
+
+def source_size(row: Mapping, size: float = ORDER_MARGIN) -> str:
+    """Whether a claim's 95 % interval rules out an effect as large as the smallest the source reports
+    as one (``size``, in shares of pairs: :data:`ORDER_MARGIN`, Proxy-GRM's 3.76 accuracy points), in
+    words: the interval wholly inside (-size, size) is two one-sided tests, each at 2.5 % with the
+    95 % interval, before any adjustment (Schuirmann 1987, *J. Pharmacokinet. Biopharm.* 15, 657).
+    ``row`` has ``estimate``, ``lo``, ``hi`` (a row of :func:`claims_table`). A sentence, not a word:
+    a claim whose word is "not resolved" can still rule out the source's size.
+
+    >>> "lies wholly inside ±0.0376" in source_size({"estimate": -0.0003, "lo": -0.002, "hi": 0.0013})
+    True
+    >>> "do not rule out" in source_size({"estimate": -0.02, "lo": -0.045, "hi": -0.002})
+    True
+    """
+    est, lo, hi = (float(row[k]) for k in ("estimate", "lo", "hi"))
+    if not np.isfinite([est, lo, hi]).all():
+        return "its interval is not measured, so it says nothing about an effect of the source's size"
+    iv = numformat.one_line(numformat.interval(est, lo, hi))
+    m = numformat.number(size)
+    scale = (f"±{m}, the smallest effect Proxy-GRM reports as one ({numformat.number(100 * size)} accuracy "
+             "points)")
+    if -size < lo and hi < size:
+        return (f"its 95 % interval, {iv}, lies wholly inside {scale}: the data rule out an effect of the "
+                "source's size in either direction (two one-sided tests, each at 2.5 %, before the adjustment), "
+                "though not a smaller one")
+    return f"its 95 % interval, {iv}, reaches beyond {scale}: the data do not rule out an effect of the source's size"
 
 
 def best_member(final: pd.DataFrame, members: Sequence[str] = MEMBERS, *, metric: str = TRANSFER,
@@ -335,8 +494,8 @@ def cold_start_tolerance(n_test: int) -> float:
 
 
 def seeds_only(final: pd.DataFrame, history: pd.DataFrame, seeds) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows of ``final`` and ``history`` of the given ``seeds`` only: the seeds a run added when it
-    was extended after a look at an earlier run, reported alone beside the pooled result.
+    """The rows of ``final`` and ``history`` of the given ``seeds`` only: e.g. the seeds a run added when it
+    was extended after a look at an earlier run, which alone decide its claims (:func:`unlooked`).
 
     Example
     -------
@@ -358,8 +517,9 @@ def seeds_only(final: pd.DataFrame, history: pd.DataFrame, seeds) -> tuple[pd.Da
 
 
 def decided_after_extension(pooled: pd.DataFrame, first: pd.DataFrame, extended: str) -> list[str]:
-    """The claims read from the ``extended`` record (column ``record`` of :func:`claims_table`) that
-    the ``first`` record alone did not resolve: the claims decided only after the run was extended.
+    """The claims read from the ``extended`` record (column ``record`` of :func:`claims_table`, e.g. a
+    record cut to its new seeds by :func:`unlooked`) that the ``first`` record alone (the look) did not
+    resolve: the claims resolved only after the run was extended.
 
     Example
     -------
@@ -370,9 +530,9 @@ def decided_after_extension(pooled: pd.DataFrame, first: pd.DataFrame, extended:
     """
     out = []
     for name, r in pooled.iterrows():
-        if r["record"] != extended or r["word"] in ("not resolved", "not testable"):
+        if r["record"] != extended or r["word"] in (NOT_RESOLVED, NOT_TESTABLE):
             continue
-        if name not in first.index or first.loc[name, "word"] in ("not resolved", "not testable"):
+        if name not in first.index or first.loc[name, "word"] in (NOT_RESOLVED, NOT_TESTABLE):
             out.append(str(name))
     return out
 
