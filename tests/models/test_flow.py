@@ -44,10 +44,13 @@ def test_the_inverse_is_zukos_bit_for_bit(dim, context_dim, transforms, hidden, 
         c, z = torch.randn(n, context_dim), 2.0 * torch.randn(3, n, dim)
         ours, zukos = flow.inverse(z, c), flow.flow(c).transform.inv(z)
         assert torch.equal(ours, zukos)
-        # and it is the inverse: the forward map takes it back to z (in float64: steep splines in float32 lose
-        # digits both ways, zuko's inverse alike)
+        # and it is the inverse: the forward map takes it back to z, in float64 as closely as zuko's own inverse
+        # does (steep splines lose digits both ways: measured up to 7.6e-8 for both on one draw of this test's
+        # inputs with ATen's baseline kernels, under 1e-9 on another), and to 1e-6 whatever the draw
         flow64, c64, z64 = flow.double(), c.double(), z.double()
-        assert torch.allclose(flow64.flow(c64).transform(flow64.inverse(z64, c64)), z64, atol=1e-9)
+        ours_err = (flow64.flow(c64).transform(flow64.inverse(z64, c64)) - z64).abs().max()
+        zukos_err = (flow64.flow(c64).transform(flow64.flow(c64).transform.inv(z64)) - z64).abs().max()
+        assert ours_err <= zukos_err and ours_err < 1e-6, (float(ours_err), float(zukos_err))
         flow.float()
         draws = flow.sample(c, 3, generator=torch.Generator().manual_seed(1))
         noise = torch.randn((3, n, dim), generator=torch.Generator().manual_seed(1))
