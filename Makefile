@@ -91,9 +91,11 @@ test-fast: setup chromium
 # class and runs the training kernels under the portable settings with MKL's, oneDNN's and numpy's widest ISA
 # forced otherwise (as another CPU would choose them) and requires identical digits, and other digits from
 # each control that leaves a library to the CPU; then the whole suite with MKL limited to SSE4.2.
+# COMPARE=results/kernels/amd_epyc_avx2.json also requires this CPU's portable hashes to equal that machine's
+# (the cross-vendor measurement; only at a commit whose hashed code is that file's).
 test-other-machine: setup
 	mkdir -p _build/test-artifacts
-	$(PY) scripts/cross_dispatch.py --json _build/test-artifacts/cross_dispatch.json
+	$(PY) scripts/cross_dispatch.py --json _build/test-artifacts/cross_dispatch.json $(if $(COMPARE),--compare $(COMPARE))
 	MKL_ENABLE_INSTRUCTIONS=SSE4_2 $(MAKE) test
 
 # jupyter-config/ (on the config path): jupytext contents manager showing glued numbers, figures,

@@ -28,7 +28,12 @@ and prints the SHA-256 of each result. Two groups of settings:
 
 Run from the repository root (``make test-other-machine`` runs it):
 
-    .venv/bin/python scripts/cross_dispatch.py [--json out.json]
+    .venv/bin/python scripts/cross_dispatch.py [--json out.json] [--compare results/kernels/<machine>.json]
+
+``--compare`` also checks this machine's portable hashes against those another machine wrote with ``--json``
+(``results/kernels/`` keeps them, with the CPU and the commit): the same hashes on an Intel and an AMD CPU
+are the cross-vendor measurement this check cannot make on one CPU. Hashes depend on the code, so only files
+of the same commit (or of commits that did not change the hashed code) compare.
 
 Exit status 0 when the portable settings agree on every item and every control differs somewhere, 1
 otherwise; the table printed names each item that differs, per setting.
@@ -188,10 +193,29 @@ def run(env_extra: dict[str, str]) -> tuple[dict[str, str], float]:
                                                             + t1.children_system - t0.children_system)
 
 
+def _cpu() -> str:
+    """The CPU's model name (Linux), else the platform's machine name."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write every setting's hashes here")
+    ap.add_argument("--compare", type=Path, help="another machine's --json file: its portable hashes must equal ours")
     args = ap.parse_args(argv)
+    other = json.loads(args.compare.read_text()) if args.compare else None
     results, cpu = {}, {}
     for name, env in settings().items():
         t = time.time()
@@ -222,8 +246,16 @@ def main(argv=None) -> int:
             print(f"    {k}")
         if len(diff) > 12:
             print(f"    ... and {len(diff) - 12} more")
+    if other is not None:
+        theirs = other["results"]["portable"]
+        diff = [k for k in items if theirs.get(k) != ref[k]]
+        print(f"\nagainst {args.compare} ({other.get('cpu', '?')}, commit {other.get('commit', '?')}): "
+              f"{len(diff)} of {len(items)} portable hashes differ" + "".join(f"\n    {k}" for k in diff[:20]))
+        ok &= not diff
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "cpu_seconds": cpu, "ok": ok}, indent=1))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"cpu": _cpu(), "commit": _commit(), "results": results, "cpu_seconds": cpu,
+                                         "ok": ok}, indent=1) + "\n")
     print("\ncross-dispatch check:", "passed" if ok else "FAILED")
     return 0 if ok else 1
 
