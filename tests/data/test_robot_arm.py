@@ -1,17 +1,21 @@
 """Tests of the robot arm of chapter 5: the simulator against the published definition, the rejection
 sampler's acceptance rule against a closed-form posterior, the collapsed arm sampler against plain
-rejection, the cap's shortfall, order-free draws and the re-simulation error."""
+rejection, the cap's shortfall, order-free draws, the re-simulation error, the half-sample debiasing of the
+posterior mean's scores, and the re-simulation margin derived from exact draws against the claims' own rule."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from posteval.data.robot_arm import (PRIOR_SD, SEGMENTS, arm_posterior, end_point, joint_positions,
-                                     posterior_by_rejection, resimulation_error, sample_arm, sample_prior)
+from posteval.data.robot_arm import (PRIOR_SD, SEGMENTS, ResimDesign, arm_posterior, derive_resim_margin,
+                                     end_point, half_sample_debiased, joint_positions, posterior_by_rejection,
+                                     resimulation_error, sample_arm, sample_prior)
+from posteval.metrics.claims import Claim, evaluate_claims
+from posteval.metrics.intervals import Measurements
 
 
 def published_end_point(x):
-    """Ardizzone et al. (2019), Section 4.2, written out one segment at a time."""
+    """Ardizzone et al. (2019), the arm written out one segment at a time."""
     x1, a2, a3, a4 = x
     l1, l2, l3 = 0.5, 0.5, 1.0
     h = l1 * np.cos(a2) + l2 * np.cos(a2 + a3) + l3 * np.cos(a2 + a3 + a4)
@@ -101,6 +105,58 @@ def test_resimulation_error_of_points_and_draws():
     np.testing.assert_allclose(resimulation_error(draws, y), err)
 
 
+def test_half_sample_debiasing_removes_the_monte_carlo_bias_of_the_mean():
+    # posterior N(mu, 1) per event and a truth drawn from it: E[x|y] = mu scores E(x - mu)^2 = 1 and
+    # E|x - mu| = sqrt(2 / pi); the mean of m draws scores 1 + 1/m and sqrt(2 (1 + 1/m) / pi) on average
+    rng = np.random.default_rng(0)
+    mu = rng.normal(size=(200_000, 1))
+    truth = mu[:, 0] + rng.normal(size=200_000)
+    draws = mu[:, None] + rng.normal(size=(200_000, 6, 1))
+    sq = lambda p: (p[:, 0] - truth) ** 2  # noqa: E731
+    assert abs(sq(draws.mean(axis=1)).mean() - (1 + 1 / 6)) < 0.01
+    assert abs(half_sample_debiased(sq, draws).mean() - 1) < 0.01  # exact for a quadratic score
+    both = half_sample_debiased(lambda p: {"sq": sq(p), "abs": np.abs(p[:, 0] - truth)}, draws)
+    np.testing.assert_allclose(both["sq"], half_sample_debiased(sq, draws))
+    # a smooth score: the 1/m bias (0.064 here) cancels to O(1/m^2) (0.005), within the sampling noise
+    plain, ideal = np.abs(draws.mean(axis=1)[:, 0] - truth).mean(), np.sqrt(2 / np.pi)
+    assert plain - ideal > 0.05 and abs(both["abs"].mean() - ideal) < 0.015
+
+
+@pytest.fixture(scope="module")
+def arm_design():
+    """60 test events at sigma = 0.01 with an exact reference (20 draws) and three more exact samplers."""
+    _, y = sample_arm(60, noise=0.01, seed=0)
+    refs = [arm_posterior(y, 20, noise=0.01, seed=s) for s in range(1, 5)]
+    ok = np.logical_and.reduce([r.complete for r in refs])
+    return y[ok], [r.samples[ok] for r in refs]
+
+
+def test_the_derived_margin_passes_an_exact_sampler_and_fails_the_posterior_mean(arm_design):
+    y, (reference, *samplers) = arm_design
+    n = len(y)
+    d = derive_resim_margin(y, reference, noise=0.01, designs={"this": ResimDesign(n, 20, 3)}, n_replicates=400)
+    row = d.table.loc["this"]
+    assert row.exact_passes < d.margin < row.mean_fails and row.room > 10
+    assert d.pass_probability(0.0, "this")[0] >= 0.95 and d.mean_fail_probability("this") >= 0.95
+    oc = d.pass_probability(np.geomspace(1e-3, 1e2, 30), "this")
+    assert np.all(np.diff(oc) <= 0) and oc[-1] == 0.0  # the operating characteristic falls with the excess
+    # the claims' own rule on real exact samplers and on the posterior mean agrees with the simulation
+    resim = lambda x: resimulation_error(x, y) / (2 * 0.01**2)  # noqa: E731
+    m = Measurements(event_scores={"resim_error": {
+        "sampler": np.stack([resim(s) for s in samplers], axis=1), "exact": resim(reference),
+        "mean": half_sample_debiased(resim, np.concatenate([reference, *samplers], axis=1))}})
+    claims = [Claim(f"physical.{k}", f"{k} re-simulates as exact draws do (test)", "resim_error", k, "exact",
+                    direction=0, margin=d.margin, margin_reason="derived", family="physics") for k in ("sampler", "mean")]
+    words = evaluate_claims(claims, m)["word"]
+    assert words["physical.sampler"] == "yes" and words["physical.mean"] == "no"
+
+
+def test_no_margin_separates_them_when_the_noise_hides_the_mean(arm_design):
+    y, (reference, *_) = arm_design
+    with pytest.raises(ValueError, match="no margin separates"):  # two events: an exact sampler needs a wide band
+        derive_resim_margin(y, reference, noise=0.01, designs={"tiny": ResimDesign(2, 2, 2)}, n_replicates=200)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: sample_arm(10, noise=0.0), "noise"),
     (lambda: sample_arm(0), "n"),
@@ -111,6 +167,12 @@ def test_resimulation_error_of_points_and_draws():
                                     noise=[0.1, 0.1, 0.1]), "noise"),
     (lambda: end_point(np.zeros((2, 3))), "x"),
     (lambda: resimulation_error(np.zeros((2, 4)), np.zeros((3, 2))), "x_hat and y"),
+    (lambda: half_sample_debiased(lambda p: p[:, 0], np.zeros((3, 5, 1))), "draws"),
+    (lambda: ResimDesign(1, 10, 3), "n_events"),
+    (lambda: ResimDesign(100, 0, 3), "n_draws"),
+    (lambda: derive_resim_margin(np.zeros((3, 2)), np.zeros((3, 4, 4)), noise=0.01, designs={}), "designs"),
+    (lambda: derive_resim_margin(np.zeros((3, 2)), np.zeros((2, 4, 4)), noise=0.01,
+                                 designs={"a": ResimDesign(3, 4, 1)}), "y and draws"),
 ])
 def test_bad_input_is_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message):
