@@ -126,12 +126,12 @@ REGISTRY: dict[str, dict] = {
                 "model minus exact draws",
         "reason": "the check must pass an exact posterior sampler and fail the posterior mean E[x|y], the point "
                   "estimate it exists to reject, each with probability 0.95 at the chapter's ci and full designs; "
-                  "the rule posteval.data.robot_arm.derive_resim_margin takes the geometric mean of the smallest "
+                  "the rule derive_resim_margin (the robot-arm data module) takes the geometric mean of the smallest "
                   "margin an exact sampler needs and the largest the posterior mean would pass, from exact draws "
                   "alone, at sigma = 0.01 (at sigma = 0.05 E[x|y] misses by only 0.43 of 2 sigma^2 more than an "
                   "exact draw, so the earlier margin 0.5 passed it). Rounded to two significant figures",
-        "set_at": "issue 64 (2026-12-07), the audit with an exact posterior, replacing the margin 0.5 of d879081 and "
-                  "the noise 0.05",
+        "set_at": "issue 64 (2026-12-07), the audit with an exact posterior, replacing the margin 0.5 set on "
+                  "2026-12-06 and the noise 0.05",
         "fixed": "after",
         "evidence": "the chapter's results at sigma = 0.05 had been read (at ci the flow's excess 0.25 [0.19, 0.31] "
                     "and the regression's 0.55 [0.30, 0.80]; E[x|y]'s 0.42 [0.29, 0.57] at the full sizes) when issue "
@@ -140,12 +140,12 @@ REGISTRY: dict[str, dict] = {
                     "noise, in "
                     "the same uncommitted change that sets it, so git cannot show it preceding the first computation",
         "independent": {"value": 0.86,
-                        "derivation": "posteval.data.robot_arm.derive_resim_margin on the exact draws of the ci test "
-                                      "events at sigma = 0.01 (993 events, 100 draws, 1,000 replicates, 4 words in the "
-                                      "physics family), designs ci (993 events, 100 draws, 3 seeds) and full (3,972 "
-                                      "events, 200 draws, 5 seeds): an exact sampler passes from 0.025, E[x|y] fails "
-                                      "below 29.0, both with probability 0.95; sqrt(0.025 x 29.0) = 0.86. No trained "
-                                      "model enters it"},
+                        "derivation": "derive_resim_margin (the robot-arm data module) on the exact draws of the ci "
+                                      "test events at sigma = 0.01 (993 events, 100 draws, 1,000 replicates, 4 words "
+                                      "in the physics family), designs ci (993 events, 100 draws, 3 seeds) and full "
+                                      "(3,972 events, 200 draws, 5 seeds): an exact sampler passes from 0.025, E[x|y] "
+                                      "fails below 29.0, both with probability 0.95; sqrt(0.025 x 29.0) = 0.86. No "
+                                      "trained model enters it"},
     },
     "02.flow_mean_chi2_margin": {
         "value": 0.5,
@@ -167,13 +167,13 @@ REGISTRY: dict[str, dict] = {
         "reason": "the truth's own fraction is below 1 by the W's width and the lepton's resolution; the W mass "
                   "is the sharpest constraint a reconstruction can know, so it may lose a tenth of that. Replaced "
                   "in chapter 3 by the exact-sampler rule (03.physics.exact_sampler_power, issue 62); kept as the "
-                  "default of posteval.physics.consistency.Tolerances and as the record",
+                  "default of Tolerances (the physics consistency module) and as the record",
         "set_at": "97fd75b (2026-12-01), with the first physics checks",
         "fixed": "after",
         "evidence": "the chapter's reference notebook of 69f3e8b (2026-11-30) held every model's W-window fraction "
                     "(truth 0.947, neutrino weighting 0.905, the Cartesian flow 0.166) before 97fd75b set the ratio",
         "independent": {"value": 0.969, "derivation": "the rule of 03.physics.exact_sampler_power "
-                                                 "(posteval.physics.consistency.exact_sampler_tolerances) on the "
+                                                 "(exact_sampler_tolerances, the physics consistency module) on the "
                                                  "true neutrinos of the ci test events alone (2,380 events of the "
                                                  "seed-0 sample, 64 draws, 3 seeds, 100 words in the physics "
                                                  "family): the ratio at which an exact posterior sampler "
@@ -199,13 +199,13 @@ REGISTRY: dict[str, dict] = {
         "reason": "the true neutrinos miss the measured MET by the detector's MET resolution; half as much again "
                   "is room for a model's noise, not for ignoring MET. Replaced in chapter 3 by the exact-sampler "
                   "rule (03.physics.exact_sampler_power, issue 62); kept as the default of "
-                  "posteval.physics.consistency.Tolerances and as the record",
+                  "Tolerances (the physics consistency module) and as the record",
         "set_at": "97fd75b (2026-12-01), with the first physics checks",
         "fixed": "after",
         "evidence": "set with the first physics checks in 97fd75b, after the chapter's first ci results "
                     "(69f3e8b, 2026-11-30) had been seen",
         "independent": {"value": 1.09, "derivation": "the rule of 03.physics.exact_sampler_power "
-                                                 "(posteval.physics.consistency.exact_sampler_tolerances) on the "
+                                                 "(exact_sampler_tolerances, the physics consistency module) on the "
                                                  "true neutrinos of the ci test events alone (2,380 events of the "
                                                  "seed-0 sample, 64 draws, 3 seeds, 100 words in the physics "
                                                  "family): the ratio at which an exact posterior sampler "
@@ -216,15 +216,15 @@ REGISTRY: dict[str, dict] = {
         "unit": "fraction of reconstructions with m_T(l, nu) above the W window's upper edge (added to the truth's)",
         "reason": "the truth's own transverse-mass excess comes from the W's width and the detector's smearing of "
                   "the lepton and MET; five points more is a model's noise, a larger share a model that ignores the "
-                  "W mass. Called 03.physics.unphysical_excess until issue 62 renamed the check for what it "
+                  "W mass. Called the unphysical excess until issue 62 renamed the check for what it "
                   "measures; replaced in chapter 3 by the exact-sampler rule (03.physics.exact_sampler_power); "
-                  "kept as the default of posteval.physics.consistency.Tolerances and as the record",
+                  "kept as the default of Tolerances (the physics consistency module) and as the record",
         "set_at": "97fd75b (2026-12-01), with the first physics checks",
         "fixed": "after",
         "evidence": "set with the first physics checks in 97fd75b, after the chapter's first ci results "
                     "(69f3e8b, 2026-11-30) had been seen",
         "independent": {"value": 0.0224, "derivation": "the rule of 03.physics.exact_sampler_power "
-                                                 "(posteval.physics.consistency.exact_sampler_tolerances) on the "
+                                                 "(exact_sampler_tolerances, the physics consistency module) on the "
                                                  "true neutrinos of the ci test events alone (2,380 events of the "
                                                  "seed-0 sample, 64 draws, 3 seeds, 100 words in the physics "
                                                  "family): the added margin at which an exact posterior sampler "
@@ -236,14 +236,14 @@ REGISTRY: dict[str, dict] = {
                 "chapter's sizes",
         "reason": "a check that an exact posterior sampler could fail tests the sample's noise, not physics. So "
                   "each tolerance is a rule, computed from the truth's own per-event values before any model is "
-                  "compared (posteval.physics.consistency.exact_sampler_tolerances): an exact sampler has the "
+                  "compared (exact_sampler_tolerances, the physics consistency module): an exact sampler has the "
                   "truth's expected value of a check on the observed event and the neutrinos, and the tolerance "
                   "is the smallest at which it says 'yes' on the four such checks (both W windows, the MET "
                   "closure, the transverse-mass excess) with this probability at the test events, draws and "
                   "seeds of the run, against the strictest threshold Holm's adjustment can set among the "
                   "family's words (the top window keeps 03.physics.top_ratio: it needs the b-jet pairing). What "
                   "is fixed is the rule and this level, the book's one level; the numbers follow from the truth",
-        "set_at": "issue 62 (2026-12-07), the referee's report, replacing three of the four tolerances of 97fd75b "
+        "set_at": "issue 62 (2026-12-07), the referee's report, replacing three of the four tolerances set Dec. 1 "
                   "(the top window's stays)",
         "fixed": "after",
         "evidence": "the chapter's physics checks under the four tolerances of 97fd75b had been computed and read "

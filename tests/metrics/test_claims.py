@@ -343,3 +343,23 @@ _M = Measurements(event_scores={"crps": {"a": np.linspace(0, 1, 20), "b": np.lin
 def test_bad_input_is_a_value_error_naming_the_problem(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_the_gate_takes_subject_and_comparator_alike_and_parts_follow():
+    """One gate for every model: a claim naming an unfaithful model as its subject or as its comparator is not
+    testable, with the gate's reason; a claim of parts with such a part is not testable; others are decided."""
+    from posteval.metrics.claims import unfaithful_claims
+    from posteval.metrics.intervals import Measurements
+
+    x = np.linspace(0.0, 1.0, 400)
+    m = Measurements(event_scores={"crps": {"ours": x, "theirs": x + 0.5, "other": x + 0.25}})
+    claims = [Claim("ours_beats_theirs", "ours has a lower CRPS than theirs (this book)", "crps", "ours", "theirs", -1),
+              Claim("ours_beats_other", "ours has a lower CRPS than other (this book)", "crps", "ours", "other", -1),
+              Claim("both", "ours beats both (this book)", parts=("ours_beats_theirs", "ours_beats_other"))]
+    gate = unfaithful_claims(claims, {"theirs": "theirs fails the W window"})
+    assert gate == {"ours_beats_theirs": "theirs fails the W window"}
+    table = evaluate_claims(claims, m, not_testable=gate)
+    assert list(table["word"]) == ["not testable", "yes", "not testable"]
+    assert table.loc["both", "reason"] == "theirs fails the W window"
+    with pytest.raises(ValueError, match="reason"):
+        unfaithful_claims(claims, {"theirs": " "})

@@ -61,7 +61,7 @@ from .intervals import Interval, Measurements
 from .verdicts import NOT_RESOLVED, NOT_TESTABLE, VERDICTS, decide, deciding_word, holm_words, word_pvalues
 
 __all__ = ["Claim", "evaluate_claims", "CALIBRATION_WORDS", "FAMILIES", "claim_words", "CLAIM_KEYS", "METRIC_WORDS",
-           "effect_words", "verdict_reason"]
+           "effect_words", "verdict_reason", "unfaithful_claims"]
 
 #: The families every chapter uses: Holm's adjustment holds the error rate within each family. A family is
 #: any name: a field adds its own (chapter 3's "physics", the consistency checks of a reconstruction, is
@@ -294,6 +294,38 @@ def _add_independent_words(table: pd.DataFrame, claims: Sequence[Claim], measure
             table.loc[c.name, "word_independent"] = again.loc[c.name, "word"]
         elif c.parts and any(table.loc[p, "word_independent"] for p in c.parts):
             table.loc[c.name, "word_independent"] = again.loc[c.name, "word"]
+
+
+def unfaithful_claims(claims: Sequence[Claim], unfaithful: Mapping[str, str]) -> dict[str, str]:
+    """The one gate, for every model alike: every claim (without parts) whose subject ``a`` *or* comparator ``b``
+    is a model that ``unfaithful`` names ({model: why it is not a faithful instance of its class, e.g. a sampler
+    that fails its physics checks}), with that reason; for :func:`evaluate_claims`' ``not_testable``. A claim
+    of parts is not testable when one of its parts is not (:func:`evaluate_claims` does it), so a comparison
+    against an unfaithful comparator never becomes a win for the other model, and neither model's class is
+    judged by an instance that misrepresents it.
+
+    Reference: Berger (1982), *Technometrics* 24, 295 (a claim of parts is an intersection-union test: it
+    holds only where every part is tested and holds, so an untestable part leaves it untestable).
+
+    Example
+    -------
+    >>> c = [Claim("a_beats_b", "a has a lower CRPS than b (this book)", "crps", "a", "b", -1),
+    ...      Claim("c_beats_a", "c has a lower CRPS than a (this book)", "crps", "c", "a", -1),
+    ...      Claim("c_beats_d", "c has a lower CRPS than d (this book)", "crps", "c", "d", -1)]
+    >>> unfaithful_claims(c, {"a": "a fails the W window"})
+    {'a_beats_b': 'a fails the W window', 'c_beats_a': 'a fails the W window'}
+    """
+    unknown = [m for m, why in unfaithful.items() if not isinstance(why, str) or not why.strip()]
+    if unknown:
+        raise ValueError(f"unfaithful: {unknown} need the reason they are not faithful")
+    out: dict[str, str] = {}
+    for c in claims:
+        if c.parts:
+            continue
+        whys = [unfaithful[m] for m in dict.fromkeys((c.a, c.b)) if m is not None and m in unfaithful]
+        if whys:
+            out[c.name] = "; ".join(whys)
+    return out
 
 
 def evaluate_claims(claims: Sequence[Claim], measure: Measurements | None = None, *,
