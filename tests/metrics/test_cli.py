@@ -238,6 +238,25 @@ def test_shape_rules_cannot_misread(tmp_path, monkeypatch, capsys):
     assert "first axis (transposed?)" in capsys.readouterr().err
 
 
+def test_a_transposed_truth_is_blamed_on_the_truth_and_dimensions_before_draws_get_the_hint(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """The user's two layouts: truth (d, n) beside samples (n, m, d) names the truth file, samples (n, d, m) beside
+    truth (n, d) names the samples file with the transpose hint; neither writes a report."""
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=(300, 2))
+    np.save(tmp_path / "truth.npy", truth)
+    np.save(tmp_path / "truth_t.npy", truth.T)
+    np.save(tmp_path / "flow.npy", truth[:, None, :] + rng.normal(size=(300, 16, 2)))
+    np.save(tmp_path / "flow_t.npy", np.swapaxes(np.load(tmp_path / "flow.npy"), 1, 2))
+    assert _run(monkeypatch, tmp_path, "--samples", "f=flow.npy", "--truth", "truth_t.npy", "--out", "o") == 2
+    err = capsys.readouterr().err
+    assert "truth truth_t.npy: shape (2, 300) looks transposed" in err and "(300, 2)" in err
+    assert _run(monkeypatch, tmp_path, "--samples", "f=flow_t.npy", "--truth", "truth.npy", "--out", "o") == 2
+    err = capsys.readouterr().err
+    assert "flow_t.npy" in err and "(n, d, m) array transposed?" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_names_are_escaped_in_markdown_and_csv(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     truth = rng.normal(size=200)

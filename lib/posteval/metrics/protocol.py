@@ -109,9 +109,24 @@ def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...],
     'samples'
     >>> model_kind((40, 1), "reg.npy", (40,), "truth.npy", "points", "reg")  # (n, 1) reads both ways
     'points'
+
+    A transposed truth is blamed on the truth, draws with the dimensions before the draws get the hint:
+
+    >>> model_kind((40, 8, 2), "flow.npy", (2, 40), "truth.npy", None, "flow")
+    Traceback (most recent call last):
+    ...
+    posteval.metrics.array_files.InputFileError: truth truth.npy: shape (2, 40) looks transposed: ...
+    >>> model_kind((40, 2, 8), "flow.npy", (40, 2), "truth.npy", None, "flow")
+    Traceback (most recent call last):
+    ...
+    posteval.metrics.array_files.InputFileError: flow.npy: 8 dimensions on the last axis, ... (an (n, d, m) array transposed?)
     """
     n = truth_shape[0]
     if shape[0] != n:
+        if len(truth_shape) == 2 and truth_shape[1] == shape[0] and truth_shape[0] == shape[-1] and len(shape) > 1:
+            raise InputFileError(f"truth {truth_where}: shape {truth_shape} looks transposed: {where} has "
+                                 f"{shape[0]} events on its first axis and {shape[-1]} dimensions on its last, so "
+                                 f"the truth should be ({shape[0]}, {shape[-1]}): events first")
         swapped = [i for i, s in enumerate(shape) if s == n and i > 0]
         hint = f"; axis {swapped[0]} has {n}: events must be the first axis (transposed?)" if swapped else ""
         raise InputFileError(f"{where}: {shape[0]} events on the first axis, truth {truth_where} has {n}{hint}")
@@ -121,7 +136,10 @@ def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...],
     else:
         fits = {2: "points", 3: "samples"}
         if shape[-1] != truth_shape[1]:
-            raise InputFileError(f"{where}: {shape[-1]} dimensions on the last axis, truth {truth_where} has {truth_shape[1]}")
+            d = truth_shape[1]
+            hint = (f"; axis 1 has {d}: draws (n, m, d) must have the dimensions last (an (n, d, m) array "
+                    f"transposed?)" if len(shape) == 3 and shape[1] == d else "")
+            raise InputFileError(f"{where}: {shape[-1]} dimensions on the last axis, truth {truth_where} has {d}{hint}")
     if len(shape) not in fits:
         expected = "(n,) points or (n, m) samples" if one_d else "(n, d) points or (n, m, d) samples"
         raise InputFileError(f"{where}: shape {shape} does not fit truth {truth_where} of shape {truth_shape}: "
