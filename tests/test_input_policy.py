@@ -218,3 +218,14 @@ def test_a_full_disk_while_writing_the_report_leaves_nothing_partial(tmp_path, m
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.npy", "truth.npy"]
+
+
+def test_a_string_null_and_a_calibration_that_is_not_a_pair_are_refused_by_name():
+    """The two cases of the hidden probe that answered silently or in Python's words (issue 66)."""
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=120)
+    samples = truth[:, None] + rng.normal(size=(120, 8))
+    with pytest.raises(ValueError, match=r"null: expected a finite number, got '0'"):
+        metrics.bootstrap_pvalue(rng.normal(size=100), null="0")
+    with pytest.raises(ValueError, match=r"calibration of .*a.*: expected a pair \(cal_pred, cal_truth\), got 1 items"):
+        metrics.protocol_report({"a": samples}, truth, calibration={"a": (truth,)})

@@ -632,11 +632,16 @@ def bootstrap_pvalue(replicates: ArrayLike, null: float = 0.0) -> np.ndarray | f
     0.02
     >>> bootstrap_pvalue([0.5, 1.0, 1.5, 2.0], null=0.0)
     0.4
+    >>> bootstrap_pvalue([0.5, 1.0], null="0")
+    Traceback (most recent call last):
+    ...
+    ValueError: null: expected a finite number, got '0'
     """
     rep = replicate_array(replicates)
-    null = float(null)
-    if not np.isfinite(null):
+    if isinstance(null, (bool, np.bool_)) or not isinstance(null, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(null):
         raise ValueError(f"null: expected a finite number, got {null!r}")
+    null = float(null)
     b = rep.shape[0]
     low = monte_carlo_pvalue(np.sum(rep <= null, axis=0), b)
     high = monte_carlo_pvalue(np.sum(rep >= null, axis=0), b)

@@ -163,6 +163,9 @@ def event_values(pred: ArrayLike, truth: ArrayLike, *, name: str = "pred", level
     raw = _level_codes(np.abs(2.0 * pit(s, t2) - 1.0), lv_sorted) if is_samples else None
     conf = None
     if calibration is not None:
+        if not isinstance(calibration, (tuple, list)) or len(calibration) != 2:
+            got = f"{len(calibration)} items" if isinstance(calibration, (tuple, list)) else type(calibration).__name__
+            raise ValueError(f"calibration of {name}: expected a pair (cal_pred, cal_truth), got {got}")
         cal_p, cal_t = calibration
         cal_score, test_score, *_ = conformal_scores(cal_p, cal_t, arr, t, seed=seed)
         q = conformal_thresholds(cal_score.reshape(len(cal_score), -1), lv_sorted)
