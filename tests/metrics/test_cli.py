@@ -367,3 +367,24 @@ def test_usage_names_the_program_it_was_run_as(capsys):
     with pytest.raises(SystemExit):
         cli.main(["report", "--bogus"], prog="protocol-report")
     assert capsys.readouterr().err.startswith("usage: protocol-report ")
+
+
+def test_a_unit_axis_on_either_side_reads_as_the_same_problem(tmp_path, monkeypatch, capsys):
+    """Samples (n, m, 1) beside a truth (n,) and samples (n, m) beside a truth (n, 1) give the report of
+    (n, m) beside (n,): the same CRPS, coverage and verdicts (issue 66)."""
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=300)
+    draws = truth[:, None] + rng.normal(size=(300, 16))
+    np.save(tmp_path / "truth.npy", truth)
+    np.save(tmp_path / "truth_col.npy", truth[:, None])
+    np.save(tmp_path / "flow.npy", draws)
+    np.save(tmp_path / "flow_unit.npy", draws[..., None])
+    tables = {}
+    for name, flow, t in (("plain", "flow.npy", "truth.npy"), ("unit_samples", "flow_unit.npy", "truth.npy"),
+                          ("unit_truth", "flow.npy", "truth_col.npy")):
+        assert _run(monkeypatch, tmp_path, "--samples", f"f={flow}", "--truth", t, "--out", name) == 0, name
+        tables[name] = pd.read_csv(tmp_path / name / "protocol.csv")
+    capsys.readouterr()
+    for name in ("unit_samples", "unit_truth"):
+        for col in ("crps", "coverage_error_raw"):
+            assert np.allclose(tables[name][col], tables["plain"][col], rtol=1e-12), (name, col)

@@ -177,6 +177,21 @@ class ArraySource:
         if start != self.shape[0]:
             raise InputFileError(f"{self.where}: ended after {start} of {self.shape[0]} events (truncated file?)")
 
+    def reshaped(self, shape: tuple[int, ...]) -> ArraySource:
+        """The same events and values read as ``shape`` (unit axes added or dropped, the events first).
+
+        >>> np.save("col.npy", np.ones((10, 4, 1)))
+        >>> open_array("col.npy").reshaped((10, 4)).read().shape
+        (10, 4)
+        """
+        shape = tuple(int(s) for s in shape)
+        if shape == self.shape:
+            return self
+        if not shape or shape[0] != self.shape[0] or int(np.prod(shape)) != int(np.prod(self.shape)):
+            raise ValueError(f"{self.where}: shape {self.shape} cannot be read as {shape}")
+        reader = self._reader
+        return ArraySource(self.where, shape, lambda rows: (c.reshape(len(c), *shape[1:]) for c in reader(rows)))
+
     def read(self) -> np.ndarray:
         """The whole array, float64, checked to be finite."""
         parts = list(self.chunks(self.shape[0] or 1))

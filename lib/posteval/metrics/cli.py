@@ -47,7 +47,8 @@ from . import report_page
 from ._validation import DEFAULT_LEVELS
 from .array_files import InputFileError, open_array, sha256_of, split_spec
 from .protocol import (CHUNK_BYTES, ENERGY_SHIFTS, GLOSSARY, MAX_GB, METRIC_WORDS, POINT_RULE,  # noqa: F401  (the CLI's names)
-                       Inputs, ProtocolResult, Settings, _version, evaluate_inputs, model_kind, score_models, sentences)
+                       Inputs, ProtocolResult, Settings, _version, evaluate_inputs, model_kind, score_models, sentences,
+                       unit_axis_view)
 from .protocol import provenance as _provenance
 from .report_page import format_number
 
@@ -104,9 +105,11 @@ def load_inputs(samples: list[str], truth_spec: str, calibration: list[str] | No
         if name in inputs.models:
             raise InputFileError(f"--samples {spec}: model name {name!r} given twice")
         src = open_array(file_spec)
+        given = list(src.shape)
+        src = src.reshaped(unit_axis_view(src.shape, truth.shape))
         kind = model_kind(src.shape, src.where, truth.shape, truth_src.where, declared.get(name), name)
         inputs.models[name] = (src, kind)
-        inputs.sources[name] = {"spec": file_spec, "shape": list(src.shape), "kind": kind}
+        inputs.sources[name] = {"spec": file_spec, "shape": given, "kind": kind}
     unknown = sorted(set(declared) - set(inputs.models))
     if unknown:
         raise InputFileError(f"--kind: no model {', '.join(map(repr, unknown))} among --samples")

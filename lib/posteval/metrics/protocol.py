@@ -95,6 +95,28 @@ class Inputs:
     sources: dict[str, dict] = field(default_factory=dict)
 
 
+def unit_axis_view(shape: tuple[int, ...], truth_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a model's array is read as beside the truth: a trailing axis of length 1 is dropped or added
+    so that the model's layout follows the truth's, (n, m, 1) beside a truth (n,) reads as samples (n, m), and
+    (n,) and (n, m) with m > 1 beside a truth (n, 1) as (n, 1) and (n, m, 1); every other shape is returned as
+    it is (:func:`model_kind` judges it). Nothing is guessed: a unit axis carries no values.
+
+    Reference: the array model of Harris et al. (2020), "Array programming with NumPy", *Nature* 585, 357
+    (a reshape that adds or drops a unit axis keeps every value and its order).
+
+    >>> unit_axis_view((40, 8, 1), (40,)), unit_axis_view((40, 8), (40, 1)), unit_axis_view((40,), (40, 1))
+    ((40, 8), (40, 8, 1), (40, 1))
+    >>> unit_axis_view((40, 1), (40,)), unit_axis_view((40, 8, 2), (40, 2))  # (n, 1) stays ambiguous
+    ((40, 1), (40, 8, 2))
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(truth_shape) == 1 and len(shape) == 3 and shape[-1] == 1:
+        return shape[:-1]
+    if len(truth_shape) == 2 and truth_shape[1] == 1 and (len(shape) == 1 or (len(shape) == 2 and shape[1] > 1)):
+        return (*shape, 1)
+    return shape
+
+
 def model_kind(shape: tuple[int, ...], where: str, truth_shape: tuple[int, ...], truth_where: str,
                declared: str | None, name: str) -> str:
     """"samples" or "points" for an array of ``shape`` beside the truth: samples (n, m) beside a
@@ -665,6 +687,7 @@ def evaluate_models(name_to_samples: Mapping[str, ArrayLike], truth: ArrayLike, 
             raise ValueError(f"name_to_samples: model names must be non-empty strings, got {name!r}")
         where = f"name_to_samples[{name!r}]"
         arr = finite_array(pred, where, (1, 2, 3))
+        arr = arr.reshape(unit_axis_view(arr.shape, t.shape))
         inputs.models[name] = (_array_source(arr, where), model_kind(arr.shape, where, t.shape, "truth",
                                                                      kinds.get(name), name))
     for name, pair in (calibration or {}).items():
