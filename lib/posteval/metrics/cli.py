@@ -11,7 +11,8 @@ Example::
 Shapes (events always on the first axis): the truth is ``(n,)`` or ``(n, d)``; a sampler gives
 ``(n, m)`` (with a 1-D truth) or ``(n, m, d)`` samples, m draws per event; a point predictor
 gives ``(n,)`` or ``(n, d)``. An ``(n, 1)`` array beside a 1-D truth can be read either way and
-needs ``--kind NAME=points`` or ``--kind NAME=samples``.
+needs ``--kind NAME=points`` or ``--kind NAME=samples``. A unit axis on either side is the same
+problem: samples ``(n, m, 1)`` beside a truth ``(n,)``, and ``(n, m)`` or ``(n,)`` beside ``(n, 1)``.
 
 Writes into ``--out`` (each file complete or absent: they are written to a temporary folder first
 and moved into place): ``protocol.csv`` (the table of
