@@ -276,6 +276,7 @@ def test_version_and_help_state_the_shape_rules(capsys):
         cli.main(["report", "--help"])
     text = capsys.readouterr().out
     assert "events always on the first axis" in text and "--level" in text and "--kind" in text
+    assert all(f in text for f in (".npy", ".npz", "HDF5", "Parquet")) and "the default" in text  # formats, defaults
 
 
 def test_sorted_reversed_and_shuffled_draws_give_byte_identical_reports(tmp_path, monkeypatch, capsys):

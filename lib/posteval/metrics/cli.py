@@ -496,8 +496,9 @@ def build_parser(report_prog: str | None = None) -> argparse.ArgumentParser:
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("--version", action="version", version=f"posteval {_version()}")
     rep.add_argument("--samples", action="append", required=True, metavar="NAME=FILE[:KEY]",
-                     help="one model: samples (n, m[, d]) or point predictions (n[, d]), events first; repeat per model")
-    rep.add_argument("--truth", required=True, metavar="FILE[:KEY]", help="true values (n,) or (n, d)")
+                     help="one model: samples (n, m[, d]) or point predictions (n[, d]), events first; FILE is .npy, .npz "
+                          "(KEY: the array), HDF5 (KEY: the dataset) or Parquet (KEY: a column); repeat per model")
+    rep.add_argument("--truth", required=True, metavar="FILE[:KEY]", help="true values (n,) or (n, d), in the same formats")
     rep.add_argument("--kind", action="append", metavar="NAME=points|samples",
                      help="how to read model NAME when its shape allows both, e.g. (n, 1) beside a 1-D truth")
     rep.add_argument("--calibration", action="append", metavar="NAME=PRED_FILE[:KEY],TRUTH_FILE[:KEY]",
@@ -508,7 +509,8 @@ def build_parser(report_prog: str | None = None) -> argparse.ArgumentParser:
                      help="paired bootstrap resamples of the events (1000)")
     rep.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap, exchanges and tie-breaking (0)")
     rep.add_argument("--crps-estimator", choices=("nrg", "fair", "pwm"), default="nrg",
-                     help="CRPS estimator of the samplers (nrg: 1/m^2 pair sum; fair: 1/(m(m-1)); pwm = fair)")
+                     help="CRPS estimator of the samplers (nrg: 1/m^2 pair sum, the default; fair: 1/(m(m-1)); pwm = "
+                          "fair); the energy score (d > 1) is the fair estimator")
     rep.add_argument("--spectrum-resamples", type=_count(0), default=0, metavar="N",
                      help="label exchanges for the spectrum's exchange p-value (0: not computed, the default)")
     # the options of 0.2.0, hidden and deprecated (issue 40): removed in 0.4.0
