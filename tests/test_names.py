@@ -314,4 +314,4 @@ def test_the_book_library_and_tests_use_no_old_name():
 
 def test_the_version_is_0_3_0_with_its_changelog_entry():
     assert 'version = "0.3.0"' in (ROOT / "pyproject.toml").read_text()
-    assert "## 0.3.0" in (ROOT / "CHANGELOG.md").read_text()
+    assert "## [0.3.0] - " in (ROOT / "CHANGELOG.md").read_text()
